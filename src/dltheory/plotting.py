@@ -1,0 +1,119 @@
+"""One look for every figure: theory dashed and dark, simulation as markers, log-log with
+the predicted slope drawn.
+
+``use_style()`` is the only function in ``dltheory`` that touches matplotlib's rcParams;
+chapters call it once. The helpers draw on an ``ax`` they are given and return it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib as mpl
+import numpy as np
+
+STYLE = {
+    "figure.figsize": (5.0, 3.4),
+    "figure.dpi": 110,
+    "font.size": 10,
+    "axes.titlesize": 10,
+    "axes.labelsize": 10,
+    "legend.fontsize": 8,
+    "legend.frameon": False,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.25,
+    "grid.linewidth": 0.6,
+    "lines.linewidth": 1.5,
+    "lines.markersize": 5,
+    "savefig.dpi": 150,
+    "savefig.bbox": "tight",
+    "figure.constrained_layout.use": True,
+}
+
+# one palette for the book (colour-blind safe, Okabe-Ito order)
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000")
+THEORY = {"color": "0.15", "ls": "--", "lw": 1.4, "zorder": 3}
+SIM = {"marker": "o", "ls": "none", "ms": 5, "alpha": 0.9, "zorder": 4}
+
+
+def use_style() -> None:
+    """Apply the book's matplotlib style (idempotent)."""
+    mpl.rcParams.update(STYLE)
+    mpl.rcParams["axes.prop_cycle"] = mpl.cycler(color=list(PALETTE))
+
+
+def color(i: int) -> str:
+    """The i-th palette colour (cycles)."""
+    return PALETTE[i % len(PALETTE)]
+
+
+def theory(ax, x, y, *, label: str | None = "theory", **kw):
+    """A theory curve: dashed, dark unless a colour is given."""
+    style = {**THEORY, **kw}
+    ax.plot(x, y, label=label, **style)
+    return ax
+
+
+def sim(ax, x, y, *, yerr=None, label: str | None = "simulation", **kw):
+    """Simulation points: markers, with error bars when ``yerr`` is given."""
+    style = {**SIM, **kw}
+    if yerr is None:
+        ax.plot(x, y, label=label, **style)
+    else:
+        ax.errorbar(x, y, yerr=yerr, label=label, capsize=2, **style)
+    return ax
+
+
+def sim_vs_theory(ax, x, y_sim, y_theory, *, yerr=None, x_theory=None, color_idx: int = 0,
+                  label: str | None = None, loglog: bool = False):
+    """Markers for the simulation and a dashed line of the same colour for the theory."""
+    c = color(color_idx)
+    sim(ax, x, y_sim, yerr=yerr, color=c, label=f"{label} (sim)" if label else "simulation")
+    xt = x if x_theory is None else x_theory
+    theory(ax, xt, y_theory, color=c, label=f"{label} (theory)" if label else "theory")
+    if loglog:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    return ax
+
+
+def slope_line(ax, slope: float, *, x: Sequence[float] | None = None, anchor=None,
+               label: str | None = None, offset: float = 1.0, **kw):
+    """Draw a reference line ``y = c x^slope`` on a log-log axis.
+
+    x: the x-range of the line (default: the axis' current x-limits); anchor: a point
+    (x0, y0) the line passes through (default: the geometric centre of the data limits),
+    multiplied by ``offset`` so the line can sit just beside the data.
+    """
+    if x is None:
+        x = ax.get_xlim()
+    x = np.asarray(x, dtype=float)
+    if anchor is None:
+        xl, yl = ax.get_xlim(), ax.get_ylim()
+        anchor = (np.sqrt(xl[0] * xl[1]), np.sqrt(yl[0] * yl[1]))
+    x0, y0 = anchor
+    xs = np.geomspace(x.min(), x.max(), 50)
+    ys = offset * y0 * (xs / x0) ** slope
+    style = {"color": "0.45", "ls": ":", "lw": 1.2, "zorder": 2, **kw}
+    ax.plot(xs, ys, label=label if label is not None else f"slope {slope:g}", **style)
+    return ax
+
+
+def loglog(ax, *, xlabel: str | None = None, ylabel: str | None = None, title: str | None = None):
+    """Set log scales and labels in one call."""
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    if xlabel:
+        ax.set_xlabel(xlabel)
+    if ylabel:
+        ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def scale_tag(scale_name: str, data: str | None = None) -> str:
+    """Text for figure titles naming the data and the scale: ``'digits, smoke scale'``."""
+    return f"{data}, {scale_name} scale" if data else f"{scale_name} scale"

@@ -1,0 +1,292 @@
+"""Scales, threads, device, seeding, the banner and notebook-or-script display.
+
+Every chapter starts with ``rt = runtime.setup(SCALE)``. The scale comes from the
+``DLTHEORY_SCALE`` environment variable (``smoke`` | ``standard`` | ``paper``); when it is
+unset the default is ``smoke`` under CI (``CI`` set) and ``standard`` otherwise.
+
+Nothing here runs at import time; ``setup`` is the only function with side effects on
+process-wide state (thread counts, default dtype), and it says what it did in one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SCALES = ("smoke", "standard", "paper")
+ENV_SCALE = "DLTHEORY_SCALE"
+ENV_RESULTS = "DLTHEORY_RESULTS_DIR"
+ENV_FIGURES = "DLTHEORY_FIG_DIR"
+ENV_PROGRESS = "DLTHEORY_PROGRESS"
+COLAB_HINT = "Colab: Runtime -> Change runtime type -> GPU"
+
+
+# --------------------------------------------------------------------------- scale
+def scale(value: str | None = None) -> str:
+    """Resolve the scale: ``value`` if given, else ``$DLTHEORY_SCALE``, else smoke/standard.
+
+    Raises ``ValueError`` naming the valid scales for anything else.
+    """
+    if value is None:
+        value = os.environ.get(ENV_SCALE) or ("smoke" if os.environ.get("CI") else "standard")
+    value = str(value).strip().lower()
+    if value not in SCALES:
+        raise ValueError(
+            f"unknown scale {value!r} (from argument or ${ENV_SCALE}); valid scales: {', '.join(SCALES)}"
+        )
+    return value
+
+
+def by_scale(scale_name: str, smoke: Any, standard: Any, paper: Any) -> Any:
+    """Pick one of three values by scale: ``by_scale(SCALE, 200, 5_000, 50_000)``."""
+    return {"smoke": smoke, "standard": standard, "paper": paper}[scale(scale_name)]
+
+
+# --------------------------------------------------------------------------- threads/device
+def set_threads(n: int) -> int:
+    """Set torch intra-op threads and BLAS/OpenMP threads (threadpoolctl) to ``n``."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    if n < 1:
+        raise ValueError(f"threads must be >= 1, got {n}")
+    torch.set_num_threads(n)
+    threadpool_limits(limits=n)
+    return n
+
+
+def default_threads(scale_name: str) -> int:
+    """1 thread at smoke and on small machines (oversubscription makes small ops ~50x slower)."""
+    cores = os.cpu_count() or 1
+    if scale_name == "smoke" or cores <= 2:
+        return 1
+    return min(cores, 8)
+
+
+def get_device(requested: str | None = None):
+    """``None``/``"auto"``: cuda if available else cpu. An explicit ``"cuda"`` that is
+    missing raises ``RuntimeError`` rather than silently running on the CPU."""
+    import torch
+
+    if requested is None or requested == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(requested)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(
+            f"device {requested!r} was requested but torch sees no CUDA device "
+            f"(torch {torch.__version__}). Use device='cpu' or 'auto'. {COLAB_HINT}."
+        )
+    return dev
+
+
+# --------------------------------------------------------------------------- seeding
+def as_generator(seed: int | np.random.Generator) -> np.random.Generator:
+    """Normalise ``seed`` (int or Generator) to a numpy Generator. No ``None``: every
+    stochastic call site names its seed."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        return np.random.default_rng(int(seed))
+    raise TypeError(f"seed must be an int or numpy Generator, got {type(seed).__name__}")
+
+
+def torch_generator(seed: int, device=None):
+    """A seeded ``torch.Generator`` on ``device`` (default cpu)."""
+    import torch
+
+    g = torch.Generator(device=device if device is not None else "cpu")
+    g.manual_seed(int(seed))
+    return g
+
+
+# --------------------------------------------------------------------------- environment
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel (book build, nbmake, Colab), False in a plain script."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    ip = get_ipython()
+    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+
+
+def in_colab() -> bool:
+    return "google.colab" in sys.modules
+
+
+def repo_root() -> Path:
+    """The repository root (folder holding ``_config.yml`` and ``src/dltheory``), found by
+    walking up from the working directory; the working directory itself when not in a
+    checkout (Colab)."""
+    here = Path.cwd().resolve()
+    for p in (here, *here.parents):
+        if (p / "_config.yml").exists() and (p / "src" / "dltheory").is_dir():
+            return p
+    return here
+
+
+def results_dir() -> Path:
+    """Where claim ledgers go: ``$DLTHEORY_RESULTS_DIR`` or ``<repo>/_build/claims``."""
+    env = os.environ.get(ENV_RESULTS)
+    return Path(env) if env else repo_root() / "_build" / "claims"
+
+
+def figures_dir() -> Path:
+    """Where scripts save figures: ``$DLTHEORY_FIG_DIR`` or ``<repo>/_build/figures``."""
+    env = os.environ.get(ENV_FIGURES)
+    return Path(env) if env else repo_root() / "_build" / "figures"
+
+
+def versions() -> dict[str, str]:
+    """Versions of the interpreter and the numeric stack."""
+    import scipy
+    import torch
+
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+    }
+
+
+# --------------------------------------------------------------------------- setup
+@dataclass(frozen=True)
+class Runtime:
+    """What ``setup`` chose. ``device`` is a ``torch.device``."""
+
+    scale: str
+    device: Any
+    threads: int
+    dtype: str
+    versions: dict[str, str] = field(default_factory=dict)
+    started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.device.type == "cuda"
+
+    def banner(self) -> str:
+        v = self.versions
+        gpu = ""
+        if self.is_gpu:
+            import torch
+
+            gpu = f" ({torch.cuda.get_device_name(self.device)})"
+        return (
+            f"dltheory | scale={self.scale} | device={self.device}{gpu} | threads={self.threads} "
+            f"| dtype={self.dtype} | python {v.get('python')} torch {v.get('torch')} "
+            f"numpy {v.get('numpy')}"
+        )
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
+
+def setup(
+    scale_name: str | None = None,
+    *,
+    device: str | None = None,
+    threads: int | None = None,
+    dtype: str = "float64",
+    quiet: bool = False,
+) -> Runtime:
+    """Configure the process for a chapter and print one banner line.
+
+    - threads: torch + BLAS threads (default: 1 at smoke or on <= 2 cores);
+    - device: ``None``/"auto" picks cuda when present; "cuda" without one raises;
+    - dtype: torch default dtype ("float64" for identities and exponent fits); on GPU
+      TF32 is switched off so float32 matmuls are not silently downgraded.
+    """
+    import torch
+
+    s = scale(scale_name)
+    n = threads if threads is not None else default_threads(s)
+    set_threads(n)
+    dev = get_device(device)
+    if dtype not in ("float32", "float64"):
+        raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
+    torch.set_default_dtype(getattr(torch, dtype))
+    if dev.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    rt = Runtime(scale=s, device=dev, threads=n, dtype=dtype, versions=versions())
+    if not quiet:
+        print(rt.banner())
+        if dev.type == "cpu" and in_colab():
+            print(f"No GPU in this runtime. {COLAB_HINT}.")
+    return rt
+
+
+# --------------------------------------------------------------------------- display
+def show(fig=None, name: str | None = None) -> Path | None:
+    """Show a matplotlib figure: inline in a notebook; saved as PNG in a script.
+
+    In a script the figure is written to ``figures_dir()/<name>.png`` (name defaults to
+    the figure's suptitle or ``figure``) and the path is printed and returned.
+    """
+    import matplotlib.pyplot as plt
+
+    fig = fig if fig is not None else plt.gcf()
+    if in_notebook():
+        plt.show()
+        return None
+    out = figures_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    stem = name or "figure"
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem)
+    path = out / f"{stem}.png"
+    fig.savefig(path)
+    plt.close(fig)
+    print(f"[figure] {path}")
+    return path
+
+
+def display(obj: Any) -> None:
+    """``IPython.display.display`` in a notebook; ``print`` in a script."""
+    if in_notebook():
+        from IPython.display import display as _display
+
+        _display(obj)
+    else:
+        print(obj.to_string() if hasattr(obj, "to_string") else obj)
+
+
+def progress_enabled() -> bool:
+    """Progress bars: on when ``$DLTHEORY_PROGRESS=1``, or in a script on a terminal;
+    off in the built book, in nbmake and in CI (keeps pages and logs clean)."""
+    env = os.environ.get(ENV_PROGRESS)
+    if env is not None:
+        return env not in ("0", "", "false", "False")
+    return (not in_notebook()) and sys.stderr.isatty() and not os.environ.get("CI")
+
+
+def progress(iterable: Iterable, **kwargs) -> Iterator:
+    """``tqdm`` over ``iterable`` when progress is enabled, else the iterable itself."""
+    if not progress_enabled():
+        return iter(iterable)
+    from tqdm import tqdm
+
+    return iter(tqdm(iterable, **kwargs))
+
+
+@contextlib.contextmanager
+def timer(label: str, *, quiet: bool = False) -> Iterator[dict]:
+    """``with timer("sweep") as t: ...``; afterwards ``t["s"]`` holds the wall seconds."""
+    rec: dict[str, float] = {}
+    t0 = time.perf_counter()
+    try:
+        yield rec
+    finally:
+        rec["s"] = time.perf_counter() - t0
+        if not quiet:
+            print(f"[time] {label}: {rec['s']:.2f} s")

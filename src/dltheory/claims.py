@@ -243,3 +243,66 @@ def load_results(directory: str | Path | None = None) -> list[dict]:
         except json.JSONDecodeError:
             continue
     return out
+
+
+def expected_chapters(toc_path: str | Path | None = None) -> list[str]:
+    """Ledger names of the chapters listed in ``_toc.yml``: ``book/03_sparse_scaling`` ->
+    ``sparse_scaling`` (a chapter file is ``NN_<ledger name>``)."""
+    import re
+
+    import yaml
+
+    path = Path(toc_path) if toc_path is not None else runtime.repo_root() / "_toc.yml"
+    if not path.exists():
+        return []
+    files: list[str] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                files.append(str(node["file"]))
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(yaml.safe_load(path.read_text()))
+    out = []
+    for f in files:
+        m = re.fullmatch(r"(?:.*/)?\d\d_(\w+)", f)
+        if m:
+            out.append(m.group(1))
+    return out
+
+
+def collect(results: list[dict], chapters: list[str], scale: str):
+    """One table of every claim of every chapter at ``scale``.
+
+    Returns (summary, claims): ``summary`` has a row per chapter (a chapter without a
+    ledger at this scale shows as ``not run``, never as passed); ``claims`` a row per claim.
+    """
+    import pandas as pd
+
+    scale = runtime.scale(scale)
+    by_chapter = {r["chapter"]: r for r in results if r.get("scale") == scale}
+    names = list(chapters) + [c for c in sorted(by_chapter) if c not in chapters]
+    srows, crows = [], []
+    for name in names:
+        r = by_chapter.get(name)
+        if r is None:
+            srows.append({"chapter": name, "status": "not run", "claims": 0,
+                          **{v: 0 for v in VERDICTS}, "wall_s": None, "device": ""})
+            continue
+        verdicts = [c["verdict"] for c in r["claims"]]
+        status = "failed" if FAIL in verdicts else "ran"
+        srows.append({"chapter": name, "status": status, "claims": len(verdicts),
+                      **{v: verdicts.count(v) for v in VERDICTS},
+                      "wall_s": r.get("wall_s"), "device": r.get("device", "")})
+        for c in r["claims"]:
+            crows.append({"chapter": name, "id": c["id"], "kind": c["kind"],
+                          "verdict": c["verdict"],
+                          "measured": _fmt(c["measured"]) if c["measured"] is not None else "",
+                          "tolerance": c["tolerance"], "statement": c["statement"],
+                          "note": c.get("note", "")})
+    return pd.DataFrame(srows), pd.DataFrame(crows)

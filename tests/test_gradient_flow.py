@@ -1,0 +1,81 @@
+"""The prologue's theory: the law u^2 - v^2, the exact one-step identity (P.1), the tau^2 k
+drift and first-order convergence of GD to the flow."""
+
+import numpy as np
+import pytest
+
+from dltheory import fitting
+from dltheory import gradient_flow as gf
+
+
+@pytest.fixture(scope="module")
+def problem():
+    p, _ = gf.sparse_regression(15, 30, 3, seed=0)
+    rng = np.random.default_rng(1)
+    return p, 0.5 + 0.1 * rng.standard_normal(30), np.full(30, 0.3)
+
+
+def test_gradient_matches_finite_differences(problem):
+    p, u, v = problem
+    gu, gv = gf.grad(p, u, v)
+    eps = 1e-6
+    for i in (0, 7, 29):
+        e = np.zeros_like(u)
+        e[i] = eps
+        fd_u = (gf.loss(p, u + e, v) - gf.loss(p, u - e, v)) / (2 * eps)
+        fd_v = (gf.loss(p, u, v + e) - gf.loss(p, u, v - e)) / (2 * eps)
+        assert fd_u == pytest.approx(gu[i], abs=1e-8)
+        assert fd_v == pytest.approx(gv[i], abs=1e-8)
+
+
+def test_law_is_orthogonal_to_the_gradient(problem):
+    p, u, v = problem
+    gu, gv = gf.grad(p, u, v)
+    # grad of h_i = u_i^2 - v_i^2 is (2u_i e_i, -2v_i e_i): <grad h_i, g> = 2(u_i gu_i - v_i gv_i)
+    np.testing.assert_allclose(u * gu - v * gv, 0.0, atol=1e-15)
+
+
+def test_flow_conserves_the_law(problem):
+    p, u, v = problem
+    U, V = gf.flow(p, u, v, np.linspace(0, 3, 7))
+    np.testing.assert_allclose(gf.balance(U, V) - gf.balance(u, v)[None, :], 0.0, atol=1e-10)
+
+
+def test_one_step_identity_is_exact(problem):
+    p, u, v = problem
+    tr = gf.gd(p, u, v, tau=0.05, steps=100)
+    assert tr.identity_error < 1e-13
+    assert np.abs(tr.h[-1] - tr.h[0]).max() > 1e-4   # the law itself did move
+    # on this model q(g) = -r^2 h, i.e. h_{k+1} = (1 - tau^2 r_k^2) h_k
+    r = gf.residual_grad(p, u, v)
+    h1 = gf.gd(p, u, v, tau=0.05, steps=1).h[1]
+    np.testing.assert_allclose(h1, (1 - 0.05**2 * r**2) * gf.balance(u, v), rtol=1e-12)
+
+
+def test_drift_exponents(problem):
+    p, u, v = problem
+    taus = np.geomspace(1e-3, 1e-2, 5)
+    drift = [gf.gd(p, u, v, tau=t, steps=10).drift[-1] for t in taus]
+    assert fitting.loglog_fit(taus, drift).slope == pytest.approx(2.0, abs=0.1)
+    tr = gf.gd(p, u, v, tau=5e-3, steps=20)
+    assert fitting.loglog_fit(np.arange(1, 21), tr.drift[1:]).slope == pytest.approx(1.0, abs=0.1)
+
+
+def test_gd_converges_to_flow_at_first_order(problem):
+    p, u, v = problem
+    taus = [0.02, 0.01, 0.005]
+    err = gf.gd_to_flow_error(p, u, v, t=1.0, taus=taus)
+    assert err[0] / err[1] == pytest.approx(2.0, rel=0.1)
+    assert err[1] / err[2] == pytest.approx(2.0, rel=0.1)
+
+
+def test_bad_inputs():
+    p = gf.scalar_problem()
+    with pytest.raises(ValueError, match="tau"):
+        gf.gd(p, np.ones(1), np.ones(1), tau=0.0, steps=3)
+    with pytest.raises(ValueError, match="shape"):
+        gf.gd(p, np.ones(2), np.ones(1), tau=0.1, steps=3)
+    with pytest.raises(ValueError, match="integer"):
+        gf.gd_to_flow_error(p, np.ones(1), np.ones(1), t=1.0, taus=[0.3])
+    with pytest.raises(ValueError, match="k <= d"):
+        gf.sparse_regression(5, 3, 4, seed=0)

@@ -1,0 +1,29 @@
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+
+from dltheory import plotting
+
+
+def test_use_style_is_idempotent_and_explicit():
+    before = mpl.rcParams["axes.spines.top"]
+    with mpl.rc_context():
+        plotting.use_style()
+        plotting.use_style()
+        assert mpl.rcParams["axes.spines.top"] is False
+    assert mpl.rcParams["axes.spines.top"] == before
+
+
+def test_helpers_draw_theory_dashed_and_sim_as_markers():
+    fig, ax = plt.subplots()
+    x = np.geomspace(1, 100, 10)
+    plotting.sim_vs_theory(ax, x, x**-1.0, x**-1.0, loglog=True)
+    plotting.slope_line(ax, -1.0, anchor=(1, 1))
+    sim_line, theory_line, slope = ax.get_lines()
+    assert sim_line.get_linestyle() == "None" and sim_line.get_marker() == "o"
+    assert theory_line.get_linestyle() == "--"
+    assert ax.get_xscale() == "log"
+    xs, ys = slope.get_data()
+    np.testing.assert_allclose(np.log(ys[-1] / ys[0]) / np.log(xs[-1] / xs[0]), -1.0)
+    plt.close(fig)
+    assert plotting.scale_tag("smoke", "digits") == "digits, smoke scale"

@@ -87,9 +87,11 @@ ledger = claims.Ledger("gradient_flow", scale=SCALE, device=rt.device)
 # symmetry of the loss gives one conserved quantity. For one GD step,
 #
 # $$
-# h_{k+1} - h_k = (u - \tau g_u)^2 - (v - \tau g_v)^2 - u^2 + v^2
-#  = \underbrace{-2\tau\,(u g_u - v g_v)}_{=\,0} + \tau^2 \underbrace{(g_u^2 - g_v^2)}_{q(g)}
-#  \tag{P.1}
+# \begin{aligned}
+# h_{k+1} - h_k &= (u - \tau g_u)^2 - (v - \tau g_v)^2 - u^2 + v^2 \\
+#  &= \underbrace{-2\tau\,(u g_u - v g_v)}_{=\,0} + \tau^2 \underbrace{(g_u^2 - g_v^2)}_{q(g)}
+# \end{aligned}
+# \tag{P.1}
 # $$
 #
 # The first-order term is exactly the flow's zero; what is left is $\tau^2 q(g)$. Here
@@ -98,7 +100,7 @@ ledger = claims.Ledger("gradient_flow", scale=SCALE, device=rt.device)
 #
 # The figure follows the flow and GD with a large step from the same unbalanced start.
 
-# %%
+# %% tags=["hide-input"]
 scalar = gf.scalar_problem(x=1.0, y=1.0)
 u0s, v0s = np.array([2.0]), np.array([0.1])
 t_grid = np.linspace(0.0, 6.0, 400)
@@ -107,17 +109,18 @@ runs = {tau: gf.gd(scalar, u0s, v0s, tau=tau, steps=int(6.0 / tau)) for tau in (
 
 fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.5))
 ax = axes[0]
-uu = np.linspace(1.6, 2.4, 300)
 h0 = gf.balance(u0s, v0s)[0]
-ax.plot(uu, np.sqrt(np.clip(uu**2 - h0, 0, None)), color="0.75", lw=3, label=r"$u^2-v^2=h_0$")
-ax.plot(uu, 1 / np.maximum(uu, 1e-9), color="0.85", lw=1, ls="-", label=r"minima $uv=1$")
+uu = np.linspace(np.sqrt(h0), 2.4, 300)
+ax.plot(uu, np.sqrt(uu**2 - h0), color="0.75", lw=3, label=r"$u^2-v^2=h_0$")
+uu = np.linspace(1.5, 2.4, 300)
+ax.plot(uu, 1 / uu, color="0.85", lw=1, ls="-", label=r"minima $uv=1$")
 plotting.theory(ax, U_flow[:, 0], V_flow[:, 0], label="gradient flow")
 for i, (tau, tr) in enumerate(runs.items()):
     plotting.sim(ax, tr.U[:12, 0], tr.V[:12, 0], color=plotting.color(i + 1),
                  label=rf"GD, $\tau={tau}$ (first 12 steps)", ms=4, ls="-", lw=0.6)
-ax.set(xlim=(1.7, 2.3), ylim=(0, 0.85), xlabel="$u$", ylabel="$v$",
-       title="flow stays on its hyperbola; GD steps off it")
-ax.legend(loc="upper left")
+ax.set(xlim=(1.5, 2.3), ylim=(0, 0.85), xlabel="$u$", ylabel="$v$",
+       title=r"$f(x)=uvx$, $(x,y)=(1,1)$: flow vs GD")
+ax.legend(loc="lower left")
 ax = axes[1]
 for i, (tau, tr) in enumerate(runs.items()):
     k = np.arange(tr.h.shape[0])
@@ -125,7 +128,7 @@ for i, (tau, tr) in enumerate(runs.items()):
                  label=rf"GD, $\tau={tau}$")
 ax.axhline(h0, **plotting.THEORY, label="flow: $h(t)=h_0$")
 ax.set(xlabel=r"time $t=\tau k$", ylabel=r"$h = u^2 - v^2$",
-       title=r"$f(x)=uvx$, one example: the law under GD")
+       title=r"the law $h$ along the runs")
 ax.legend()
 runtime.show(fig, "prologue_scalar_paths")
 
@@ -189,7 +192,7 @@ fit_k = fitting.bootstrap_slope(ks, drift_k, window=(1, K_EARLY), n_boot=500, se
 print(f"tau exponent at k={K_FIXED}: {fit_tau.slope:.3f}  (95% CI {fit_tau.lo:.3f}..{fit_tau.hi:.3f})")
 print(f"k exponent, k <= {K_EARLY}, tau={TAU_K}: {fit_k.slope:.3f}  (95% CI {fit_k.lo:.3f}..{fit_k.hi:.3f})")
 
-# %%
+# %% tags=["hide-input"]
 fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4))
 ax = axes[0]
 plotting.sim(ax, taus, drift_tau.mean(0), yerr=drift_tau.std(0), label=f"GD, k={K_FIXED}")

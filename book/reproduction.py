@@ -38,7 +38,7 @@ from dltheory import runtime
 
 SCALE = runtime.scale()
 
-# %%
+# %% tags=["hide-input"]
 import pandas as pd
 
 from dltheory import claims
@@ -56,5 +56,5 @@ runtime.display(summary)
 # One row per claim, in chapter order. The `note` column carries the details a verdict
 # depends on (fit windows, intervals, the reason a soft claim is inconclusive).
 
-# %%
+# %% tags=["hide-input"]
 runtime.display(table if len(table) else "no ledgers at this scale yet")

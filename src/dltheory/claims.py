@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -100,7 +99,6 @@ class Ledger:
         self.device = str(device)
         self.results_dir = Path(results_dir) if results_dir is not None else None
         self.claims: dict[str, Claim] = {}
-        self._t0 = time.perf_counter()
 
     # ------------------------------------------------------------------ recording
     def check(
@@ -198,7 +196,7 @@ class Ledger:
             "chapter": self.chapter,
             "scale": self.scale,
             "device": self.device,
-            "wall_s": round(wall_s if wall_s is not None else time.perf_counter() - self._t0, 3),
+            "wall_s": round(wall_s if wall_s is not None else runtime.wall_time(), 3),
             "versions": runtime.versions(),
             "claims": [asdict(c) for c in self.claims.values()],
         }

@@ -28,6 +28,7 @@ ENV_RESULTS = "DLTHEORY_RESULTS_DIR"
 ENV_FIGURES = "DLTHEORY_FIG_DIR"
 ENV_PROGRESS = "DLTHEORY_PROGRESS"
 COLAB_HINT = "Colab: Runtime -> Change runtime type -> GPU"
+_T_IMPORT = time.perf_counter()   # wall times of chapters are measured from here
 
 
 # --------------------------------------------------------------------------- scale
@@ -252,13 +253,20 @@ def show(fig=None, name: str | None = None) -> Path | None:
 
 
 def display(obj: Any) -> None:
-    """``IPython.display.display`` in a notebook; ``print`` in a script."""
+    """``IPython.display.display`` in a notebook (DataFrames without their index);
+    ``print`` in a script."""
+    is_frame = hasattr(obj, "to_string") and hasattr(obj, "style")
     if in_notebook():
         from IPython.display import display as _display
 
-        _display(obj)
+        _display(obj.style.hide(axis="index") if is_frame else obj)
     else:
-        print(obj.to_string() if hasattr(obj, "to_string") else obj)
+        print(obj.to_string(index=False) if is_frame else obj)
+
+
+def wall_time() -> float:
+    """Seconds since ``dltheory.runtime`` was first imported in this process."""
+    return time.perf_counter() - _T_IMPORT
 
 
 def progress_enabled() -> bool:

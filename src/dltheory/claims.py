@@ -42,8 +42,10 @@ class ClaimFailed(AssertionError):
     """Raised by ``Ledger.report`` when at least one hard claim failed."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Claim:
+    """One checked claim. Its repr is the one-line verdict a chapter shows after a check."""
+
     id: str
     statement: str
     kind: str
@@ -56,6 +58,12 @@ class Claim:
     @property
     def ok(self) -> bool:
         return self.verdict != FAIL
+
+    def __repr__(self) -> str:
+        m = "not measured" if self.measured is None else f"measured {_fmt(self.measured)}"
+        t = f", required {self.tolerance}" if self.tolerance else ""
+        n = f"; {self.note}" if self.note else ""
+        return f"{self.id} [{self.kind}]: {self.verdict} ({m}{t}{n})"
 
 
 def _as_number(x: Any, name: str) -> float | None:
@@ -137,9 +145,12 @@ class Ledger:
         if p is not None:
             width = max(tol or 0.0, (rtol or 0.0) * abs(p))
             parts.append(f"|m - {_fmt(p)}| <= {_fmt(width)}")
-        if lo_ is not None or hi_ is not None:
-            parts.append(f"[{_fmt(lo_) if lo_ is not None else '-inf'}, "
-                         f"{_fmt(hi_) if hi_ is not None else 'inf'}]")
+        if lo_ is not None and hi_ is not None:
+            parts.append(f"in [{_fmt(lo_)}, {_fmt(hi_)}]")
+        elif lo_ is not None:
+            parts.append(f">= {_fmt(lo_)}")
+        elif hi_ is not None:
+            parts.append(f"<= {_fmt(hi_)}")
         tolerance = " and ".join(parts)
 
         if not math.isfinite(m):

@@ -1,0 +1,66 @@
+"""Chapter 2: how pretraining shapes the inductive bias of fine-tuning.
+
+Diagonal linear networks trained by PT then FT; the implicit-bias potentials, their exact
+minimisers, the (ℓ-order, PD) regimes and the replica theory of the FT generalisation error.
+"""
+
+from .bias import (
+    BiasSolution,
+    ft_scales,
+    h,
+    min_l1,
+    min_l2,
+    potential,
+    solve_bias,
+    solve_bias_slsqp,
+    tilted_params,
+)
+from .data import (
+    FULL_OVERLAP,
+    NEW_FEATURES,
+    SUBSET,
+    Task,
+    gen_error,
+    sample_design,
+    sample_teachers,
+)
+from .experiments import REGIMES, FTRun, learned_l_pd, run_exact, run_gd_ft
+from .model import (
+    DiagWeights,
+    GDResult,
+    flow_weights,
+    flow_weights_from_beta,
+    init_scales,
+    invariants,
+    readout_reinit,
+    rebalance,
+    train_gd,
+    train_gd_loop,
+    uniform_init,
+)
+from .regimes import CORNERS, corner_values, l_order_pd, l_order_pd_fd, l_order_x
+from .replica import (
+    ReplicaResult,
+    ScalarChannel,
+    ft_atoms,
+    gauss_hermite,
+    prox,
+    prox_deriv,
+    replica_error,
+    replica_pt_error,
+)
+from .representations import ensd, participation_ratio
+
+__all__ = [
+    "BiasSolution", "ft_scales", "h", "min_l1", "min_l2", "potential", "solve_bias",
+    "solve_bias_slsqp", "tilted_params",
+    "FULL_OVERLAP", "NEW_FEATURES", "SUBSET", "Task", "gen_error", "sample_design",
+    "sample_teachers",
+    "REGIMES", "FTRun", "learned_l_pd", "run_exact", "run_gd_ft",
+    "DiagWeights", "GDResult", "flow_weights", "flow_weights_from_beta", "init_scales",
+    "invariants", "readout_reinit", "rebalance", "train_gd", "train_gd_loop", "uniform_init",
+    "CORNERS", "corner_values", "l_order_pd", "l_order_pd_fd", "l_order_x",
+    "ReplicaResult", "ScalarChannel", "ft_atoms", "gauss_hermite", "prox", "prox_deriv",
+    "replica_error", "replica_pt_error",
+    "ensd", "participation_ratio",
+]

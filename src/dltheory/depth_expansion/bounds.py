@@ -1,0 +1,167 @@
+"""The two routes from L_test(f_old) to L_test(f_new) as exact telescoping identities, the
+Hoeffding transfer of Route A, and the norm-based uniform-deviation proxy.
+
+Risks of a model f: R_S (training set, n samples), R (population proxy), L_test (test set,
+K samples). G(f) = R(f) - R_S(f) (training gap), T(f) = L_test(f) - R(f) (test sampling
+error). Jumpboards: f_pop (Route A), f_S (Route B); margins
+
+    Delta_R      = R(f_old) - R(f_pop)              population margin
+    Delta_test   = L_test(f_old) - L_test(f_S)      finite test margin
+    Delta_ERM^X  = R_S(f_X) - R_S(f_new) >= 0       Condition 2 (fallback) for X in {pop, S}
+
+Route A (exact):  L_test(f_new) - L_test(f_old) = -Delta_R - Delta_ERM^pop
+                                                  + [G(f_new) - G(f_pop)] + [T(f_new) - T(f_old)]
+   bound:         L_test(f_new) <= L_test(f_old) - Delta_R/2 - Delta_ERM^pop + 2 eps_M
+                  with probability >= 1 - delta - 2 exp(-K Delta_R^2 / (8 B^2)).
+Route B (exact):  L_test(f_new) - L_test(f_old) = -Delta_test - Delta_ERM^S
+                                                  + [(T+G)(f_new) - (T+G)(f_S)]
+   bound:         L_test(f_new) <= L_test(f_old) - Delta_test - Delta_ERM^S + 2 (eps_M + eps_K).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Risks:
+    """The three risks of one model: training, population proxy (nan if none), test."""
+
+    train: float
+    pop: float
+    test: float
+
+    @property
+    def G(self) -> float:
+        return self.pop - self.train
+
+    @property
+    def T(self) -> float:
+        return self.test - self.pop
+
+    @property
+    def TG(self) -> float:
+        """(T + G)(f) = L_test(f) - R_S(f): needs no population."""
+        return self.test - self.train
+
+
+def fallback_select(candidates: dict[str, Risks]) -> str:
+    """Condition 2's fallback rule: the name of the candidate with the smallest R_S.
+
+    With the jumpboards among the candidates, Delta_ERM >= 0 holds by construction."""
+    if not candidates:
+        raise ValueError("candidates must not be empty")
+    return min(candidates, key=lambda k: candidates[k].train)
+
+
+@dataclass(frozen=True)
+class RouteA:
+    delta_R: float
+    delta_erm: float
+    gap_bracket: float     # G(f_new) - G(f_pop)
+    test_bracket: float    # T(f_new) - T(f_old)
+    lhs: float             # L_test(f_new) - L_test(f_old), measured directly
+    eps_M: float           # plug-in max(|G(f_new)|, |G(f_pop)|)
+    K: int
+    B: float
+
+    @property
+    def identity_sum(self) -> float:
+        return -self.delta_R - self.delta_erm + self.gap_bracket + self.test_bracket
+
+    @property
+    def rhs(self) -> float:
+        """Route A bound on L_test(f_new) - L_test(f_old) with the plug-in eps_M."""
+        return -self.delta_R / 2 - self.delta_erm + 2 * self.eps_M
+
+    @property
+    def failure_prob(self) -> float:
+        return hoeffding_failure(self.K, self.delta_R, self.B)
+
+    @property
+    def K_needed(self) -> float:
+        return hoeffding_K(self.delta_R, self.B, 0.05)
+
+
+@dataclass(frozen=True)
+class RouteB:
+    delta_test: float
+    delta_erm: float
+    bracket: float         # (T+G)(f_new) - (T+G)(f_S)
+    lhs: float
+    eps_M: float           # plug-in max |G| over {f_new, f_S}
+    eps_K: float           # plug-in max |T| over {f_new, f_S}
+
+    @property
+    def identity_sum(self) -> float:
+        return -self.delta_test - self.delta_erm + self.bracket
+
+    @property
+    def rhs(self) -> float:
+        return -self.delta_test - self.delta_erm + 2 * (self.eps_M + self.eps_K)
+
+
+def route_a(old: Risks, f_pop: Risks, new: Risks, *, K: int, B: float) -> RouteA:
+    """Route A terms from measured risks (needs the population proxy)."""
+    return RouteA(
+        delta_R=old.pop - f_pop.pop,
+        delta_erm=f_pop.train - new.train,
+        gap_bracket=new.G - f_pop.G,
+        test_bracket=new.T - old.T,
+        lhs=new.test - old.test,
+        eps_M=max(abs(new.G), abs(f_pop.G)),
+        K=int(K), B=float(B),
+    )
+
+
+def route_b(old: Risks, f_S: Risks, new: Risks) -> RouteB:
+    """Route B terms from measured risks (only S and T are needed for the identity; the
+    plug-in eps_M / eps_K use the population proxy when it is there)."""
+    eps_M = max(abs(new.G), abs(f_S.G))
+    eps_K = max(abs(new.T), abs(f_S.T))
+    return RouteB(
+        delta_test=old.test - f_S.test,
+        delta_erm=f_S.train - new.train,
+        bracket=new.TG - f_S.TG,
+        lhs=new.test - old.test,
+        eps_M=eps_M, eps_K=eps_K,
+    )
+
+
+def hoeffding_failure(K: int, delta_R: float, B: float) -> float:
+    """2 exp(-K Delta_R^2 / (8 B^2)): probability that Route A's test transfer fails
+    (capped at 1; equal to 1 when Delta_R <= 0)."""
+    if K < 1 or B <= 0:
+        raise ValueError(f"need K >= 1 and B > 0, got K={K}, B={B}")
+    if delta_R <= 0:
+        return 1.0
+    return min(1.0, 2.0 * math.exp(-K * delta_R**2 / (8.0 * B**2)))
+
+
+def hoeffding_K(delta_R: float, B: float, delta: float = 0.05) -> float:
+    """Test-set size for failure probability ``delta``: K = 8 B^2 log(2/delta) / Delta_R^2."""
+    if B <= 0 or not 0 < delta < 1:
+        raise ValueError(f"need B > 0 and 0 < delta < 1, got B={B}, delta={delta}")
+    if delta_R <= 0:
+        return math.inf
+    return 8.0 * B**2 * math.log(2.0 / delta) / delta_R**2
+
+
+def norm_bound_proxy(n, *, a: float, b: float, B_z: float, L_loss: float = 1.0,
+                     L_top: float = 1.0, B: float = 5.0, delta: float = 0.05):
+    """Order-of-magnitude uniform deviation eps(n) for the block class
+    {V relu(U .) : ||U||_F <= a, ||V||_F <= b} composed with an L_top-Lipschitz f_top and an
+    L_loss-Lipschitz loss (vector contraction + Golowich-Rakhlin-Shamir, depth 2):
+
+        eps(n) = 2 * sqrt(2) L_loss L_top a b B_z (sqrt(4 log 2) + 1) / sqrt(n)
+                 + B sqrt(log(2/delta) / (2 n)).
+
+    Vacuous at tutorial scale; what matters is the n^{-1/2} decay. ``n`` may be an array."""
+    import numpy as np
+
+    n = np.asarray(n, dtype=float)
+    if np.any(n < 1):
+        raise ValueError("n must be >= 1")
+    rad = math.sqrt(2) * L_loss * L_top * a * b * B_z * (math.sqrt(4 * math.log(2)) + 1)
+    return 2 * rad / np.sqrt(n) + B * np.sqrt(math.log(2 / delta) / (2 * n))

@@ -1,0 +1,78 @@
+"""Data for the chapter: one MNIST-1D pool split into train / test / a fresh "population"
+sample, the digits images for the conv variant, CIFAR at paper scale (with fallback).
+
+MNIST-1D is procedural: ``make_dataset`` draws new samples from ten fixed templates, so a
+large fresh sample from the *same* distribution stands in for the population risk R(f).
+``make_dataset`` standardises each call with its own mean and standard deviation, so the
+three sets are cut from **one** call (one pool), never from separate calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .. import datasets
+from ..runtime import as_generator
+
+
+@dataclass(frozen=True)
+class Pool:
+    """Tensors on one device. X_*: (n, 40) or (n, C, H, W); y_*: (n,) int64.
+
+    ``pop`` is the population proxy (None when the data have none, e.g. digits)."""
+
+    name: str
+    X_train: torch.Tensor
+    y_train: torch.Tensor
+    X_test: torch.Tensor
+    y_test: torch.Tensor
+    X_pop: torch.Tensor | None
+    y_pop: torch.Tensor | None
+    n_classes: int
+
+    @property
+    def n_train(self) -> int:
+        return len(self.y_train)
+
+    def train_subset(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The first ``n`` training samples (the pool is already shuffled)."""
+        if not 1 <= n <= self.n_train:
+            raise ValueError(f"n must be in [1, {self.n_train}], got {n}")
+        return self.X_train[:n], self.y_train[:n]
+
+
+def _tensor(a: np.ndarray, device, dtype=None) -> torch.Tensor:
+    t = torch.as_tensor(a, device=device)
+    return t.to(dtype or torch.get_default_dtype()) if t.is_floating_point() else t
+
+
+def make_pool(n_train: int, n_test: int, n_pop: int, *, seed: int, device="cpu") -> Pool:
+    """One MNIST-1D call of ``n_train + n_test + n_pop`` samples, shuffled with ``seed`` and
+    cut into train / test / population. Offline (``datasets.mnist1d`` never downloads)."""
+    for name, v in (("n_train", n_train), ("n_test", n_test), ("n_pop", n_pop)):
+        if v < 1:
+            raise ValueError(f"{name} must be >= 1, got {v}")
+    total = n_train + n_test + n_pop
+    split = datasets.mnist1d(max(total, 10), seed=seed, test_fraction=0.5)
+    X = np.concatenate([split.X_train, split.X_test])
+    y = np.concatenate([split.y_train, split.y_test])
+    perm = as_generator(seed).permutation(len(X))[:total]
+    X, y = X[perm], y[perm]
+    a, b = n_train, n_train + n_test
+    return Pool(split.name, _tensor(X[:a], device), _tensor(y[:a], device),
+                _tensor(X[a:b], device), _tensor(y[a:b], device),
+                _tensor(X[b:], device), _tensor(y[b:], device), split.n_classes)
+
+
+def image_pool(*, seed: int, real: str | None = None, device="cpu") -> Pool:
+    """Images for the conv variant: digits (8x8, offline), or CIFAR-10/100 when ``real`` is
+    "cifar10"/"cifar100" and torchvision finds them (else the digits stand-in, with a
+    message from ``datasets.cifar``). No population proxy."""
+    split = (datasets.cifar(real, seed=seed) if real else
+             datasets.digits(seed=seed, images=True))
+    return Pool(split.name, _tensor(split.X_train, device), _tensor(split.y_train, device),
+                _tensor(split.X_test, device), _tensor(split.y_test, device), None, None,
+                split.n_classes)

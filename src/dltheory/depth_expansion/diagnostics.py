@@ -1,0 +1,80 @@
+"""Diagnostics behind the paper's assumptions: the activation-gradient covariance
+(Assumption 3, "near-diagonal") and the regularity of the normalisation (non-degenerate
+RMS versus the "epsilon-naive" constant).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+
+@dataclass(frozen=True)
+class CovMetrics:
+    """Metrics of Sigma_g = Cov(g), g: (n, d).
+
+    off_energy: ||Sigma - diag Sigma||_F^2 / ||Sigma||_F^2 (0 = diagonal, -> 1 = dense);
+    mean_abs_corr: mean |corr_ij| over i != j; top_ratio: lambda_max / (tr Sigma / d)
+    (1 = isotropic, d = rank one)."""
+
+    off_energy: float
+    mean_abs_corr: float
+    top_ratio: float
+    d: int
+
+
+def grad_covariance(g: torch.Tensor) -> np.ndarray:
+    """Sigma_g (d, d) from per-sample gradients g (n, d); for conv activations
+    (n, c, H, W) the *channel* covariance with positions as extra observations."""
+    if g.dim() == 4:
+        g = g.permute(0, 2, 3, 1).reshape(-1, g.shape[1])
+    if g.dim() != 2 or g.shape[0] < 2:
+        raise ValueError(f"g must be (n >= 2, d) or (n, c, H, W), got {tuple(g.shape)}")
+    x = g.detach().cpu().double().numpy()
+    return np.cov(x, rowvar=False)
+
+
+def cov_metrics(sigma: np.ndarray) -> CovMetrics:
+    """Near-diagonality metrics of a covariance matrix (see ``CovMetrics``)."""
+    sigma = np.asarray(sigma, dtype=float)
+    if sigma.ndim != 2 or sigma.shape[0] != sigma.shape[1]:
+        raise ValueError(f"sigma must be square, got {sigma.shape}")
+    d = sigma.shape[0]
+    diag = np.diag(np.diag(sigma))
+    tot = float((sigma**2).sum())
+    off = float(((sigma - diag) ** 2).sum()) / tot if tot > 0 else 0.0
+    sd = np.sqrt(np.clip(np.diag(sigma), 1e-300, None))
+    corr = sigma / np.outer(sd, sd)
+    mac = float(np.abs(corr[~np.eye(d, dtype=bool)]).mean()) if d > 1 else 0.0
+    lam = float(np.linalg.eigvalsh(sigma)[-1])
+    tr = float(np.trace(sigma))
+    return CovMetrics(off, mac, lam / (tr / d) if tr > 0 else float("nan"), d)
+
+
+def correlation(sigma: np.ndarray) -> np.ndarray:
+    """Correlation matrix of a covariance (for heat maps)."""
+    sd = np.sqrt(np.clip(np.diag(sigma), 1e-300, None))
+    return sigma / np.outer(sd, sd)
+
+
+def rms(z: torch.Tensor) -> np.ndarray:
+    """RMS(z_i) = sqrt(mean_j z_ij^2) per sample (n,), over all non-batch axes."""
+    return z.detach().flatten(1).pow(2).mean(1).sqrt().cpu().numpy()
+
+
+def rmsnorm_jacobian_bound(gain: torch.Tensor, r: float, eps: float) -> float:
+    """Lipschitz bound of RMSNorm on {RMS(z) >= r}: ||g||_inf / sqrt(r^2 + eps).
+
+    The Jacobian is J = (sqrt(d)/s) diag(g) (I - z z^T / s^2), s^2 = ||z||^2 + d eps, so
+    ||J||_2 <= ||g||_inf sqrt(d) / s = ||g||_inf / sqrt(RMS(z)^2 + eps)."""
+    if r < 0 or eps <= 0:
+        raise ValueError(f"need r >= 0 and eps > 0, got r={r}, eps={eps}")
+    return float(gain.detach().abs().max()) / math.sqrt(r**2 + eps)
+
+
+def eps_naive_bound(gain: torch.Tensor, eps: float) -> float:
+    """The epsilon-naive constant ||g||_inf / sqrt(eps) (no lower bound on ||z|| assumed)."""
+    return rmsnorm_jacobian_bound(gain, 0.0, eps)

@@ -1,0 +1,71 @@
+"""Asymmetric scaling laws from sparse features (chapter 3; Sous & Winer, arXiv:2605.23591).
+
+Reconstructed model: coordinate j of x is active with probability p_j = j^-(a1+1) and then
+carries a zero-mean amplitude of variance s_j^2 = j^-(a2+1); features phi = u x with a fixed
+Gaussian u; target y = w^T x with w ~ N(0, I); a linear readout fitted by ridge / min-norm
+least squares or by full-batch GD. Population losses are exact (Sigma is diagonal).
+"""
+
+from .data import (
+    Entries,
+    SparseSpectrum,
+    sample_dense,
+    sample_entries,
+    sample_sparse,
+    spectrum,
+)
+from .gd import (
+    fail_probability,
+    gd_diverged,
+    hessian_top_eigs,
+    population_step,
+    run_gd,
+    sample_problem,
+)
+from .linear import (
+    Observed,
+    brute_force_fit,
+    dense_loss_infinite_width,
+    dense_ridge_path,
+    feature_moments,
+    gaussian_features,
+    loss_infinite_data,
+    loss_infinite_width,
+    observe,
+    peak_location,
+    reduced_fit,
+    ridge_path,
+)
+from .sweeps import (
+    dense_infinite_width,
+    dense_n_sweep,
+    oracle_grid,
+    sparse_infinite_width,
+    sparse_n_sweep,
+)
+from .theory import (
+    compute_cost,
+    de_constant,
+    envelope_frontier,
+    expected_floor,
+    expected_observed,
+    floor_constant,
+    frontier_exponents,
+    heaps_constant,
+    kappa,
+    loss_de,
+    overparam_loss,
+    spike_fail_probability,
+    two_term_frontier_exponents,
+)
+
+__all__ = [
+    "Entries", "Observed", "SparseSpectrum", "brute_force_fit", "compute_cost", "de_constant",
+    "dense_infinite_width", "dense_loss_infinite_width", "dense_n_sweep", "dense_ridge_path", "envelope_frontier", "expected_floor",
+    "expected_observed", "fail_probability", "feature_moments", "floor_constant",
+    "frontier_exponents", "gaussian_features", "gd_diverged", "heaps_constant",
+    "hessian_top_eigs", "kappa", "loss_de", "loss_infinite_data", "loss_infinite_width",
+    "observe", "oracle_grid", "sparse_infinite_width", "sparse_n_sweep", "overparam_loss", "peak_location", "population_step", "reduced_fit",
+    "ridge_path", "run_gd", "sample_dense", "sample_entries", "sample_problem",
+    "sample_sparse", "spectrum", "spike_fail_probability", "two_term_frontier_exponents",
+]

@@ -1,0 +1,70 @@
+"""Conservation laws of gradient flow for SwiGLU, attention, RoPE and MoE (chapter 1).
+
+models   -- reference blocks (bias-free): FFN, SwiGLU, MHA (+sin / RoPE), MoE, Chain
+laws     -- the laws of each block as functions of a parameter dict; counts; negative controls
+lie      -- Jacobian rows, Lie brackets, orthogonality and law counting with torch.func
+train    -- GD / SGD / heavy ball / Adam / weight decay loops recording every law; fits
+networks -- a tiny character LM and a digits ViT built from the blocks; teacher tasks
+"""
+
+from .laws import (
+    LawFamily,
+    expert_laws,
+    ffn_laws,
+    law_values,
+    laws_for,
+    negative_control,
+    qk_laws,
+    router_sum,
+    swiglu_laws,
+    theory_count,
+    vo_laws,
+)
+from .lie import (
+    LawCount,
+    brackets,
+    count_laws,
+    flat_fn,
+    flatten,
+    jacobian_rows,
+    jacobian_rows_loop,
+    law_gradients,
+    max_abs_cos,
+    numrank,
+    orthogonality,
+    sample_inputs,
+)
+from .models import (
+    FFN,
+    MHA,
+    Chain,
+    MoE,
+    SwiGLU,
+    apply_rope,
+    rope_angles,
+    sinusoidal_pe,
+)
+from .networks import TinyLM, TinyViT, ce_loss, lm_batch, patchify, teacher_regression
+from .train import (
+    EarlyWindow,
+    ExponentFit,
+    Trajectory,
+    early_window,
+    errors_at,
+    fit_tau_k,
+    sharpness,
+    sweep,
+    train,
+)
+
+__all__ = [
+    "FFN", "MHA", "Chain", "MoE", "SwiGLU", "apply_rope", "rope_angles", "sinusoidal_pe",
+    "LawFamily", "expert_laws", "ffn_laws", "law_values", "laws_for", "negative_control",
+    "qk_laws", "router_sum", "swiglu_laws", "theory_count", "vo_laws",
+    "LawCount", "brackets", "count_laws", "flat_fn", "flatten", "jacobian_rows",
+    "jacobian_rows_loop", "law_gradients", "max_abs_cos", "numrank", "orthogonality",
+    "sample_inputs",
+    "TinyLM", "TinyViT", "ce_loss", "lm_batch", "patchify", "teacher_regression",
+    "EarlyWindow", "ExponentFit", "Trajectory", "early_window", "errors_at", "fit_tau_k",
+    "sharpness", "sweep", "train",
+]

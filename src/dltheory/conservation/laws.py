@@ -1,0 +1,191 @@
+"""Conservation laws of each block, as functions of a parameter dict, and their counts.
+
+A law family is a function ``params -> (n,)`` tensor of law values ``h(theta)``. All laws
+here are quadratic forms ``h(theta) = theta^T S theta`` (or linear, the router sum), so one
+GD step changes them by exactly ``tau^2 h(g)`` (quadratic) or ``0`` (linear): for a
+quadratic family, ``q(g) = fn(grads)`` is the same function applied to the gradient dict.
+
+Matrix-valued laws (``Q_i^T Q_i - K_i^T K_i``) contribute their upper-triangular entries.
+Parameter names follow ``models.py``; ``prefix`` is prepended (``"attn."`` inside a Chain).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .models import FFN, MHA, Chain, MoE, SwiGLU
+
+
+@dataclass(frozen=True)
+class LawFamily:
+    """name: short label ("qk", "vo", "swiglu", "router_sum", ...); fn: params -> (n,);
+    kind: "quadratic" or "linear"."""
+
+    name: str
+    fn: Callable[[dict], torch.Tensor]
+    kind: str = "quadratic"
+
+    def __call__(self, params: dict) -> torch.Tensor:
+        return self.fn(params)
+
+
+def _triu(M):  # (..., n, n) -> (..., n(n+1)/2)
+    n = M.shape[-1]
+    i, j = torch.triu_indices(n, n, device=M.device)
+    return M[..., i, j]
+
+
+def _gram_rows(W):  # W (..., r, c): W W^T
+    return W @ W.transpose(-1, -2)
+
+
+# --------------------------------------------------------------------------- FFN / SwiGLU
+def ffn_laws(prefix: str = "", diagonal: bool = False) -> LawFamily:
+    """Linear net: ``A^T A - C C^T`` (m x m); ``diagonal=True``: the ReLU laws
+    ``||A_{:,i}||^2 - ||C_{i,:}||^2`` (first.weight rows, second.weight columns)."""
+    a, c = prefix + "first.weight", prefix + "second.weight"
+    if diagonal:
+        return LawFamily("relu", lambda p: (p[a] ** 2).sum(1) - (p[c] ** 2).sum(0))
+    return LawFamily("linear", lambda p: _triu(p[a] @ p[a].T - p[c].T @ p[c]))
+
+
+def swiglu_laws(prefix: str = "", branch: str = "up") -> LawFamily:
+    """``||up[i,:]||^2 - ||down[:,i]||^2`` per hidden unit (paper: ``||A_{:,i}||^2 -
+    ||C_{i,:}||^2``). ``branch="gate"`` is the negative control (gate instead of up)."""
+    if branch not in ("up", "gate"):
+        raise ValueError(f"branch must be 'up' or 'gate', got {branch!r}")
+    a, c = prefix + branch + ".weight", prefix + "down.weight"
+    return LawFamily(f"swiglu_{branch}" if branch == "gate" else "swiglu",
+                     lambda p: (p[a] ** 2).sum(1) - (p[c] ** 2).sum(0))
+
+
+# --------------------------------------------------------------------------- attention
+def qk_laws(H: int, dk: int, prefix: str = "", mode: str = "full") -> LawFamily:
+    """Query/key laws per head i (Q_i = q.weight[i-th block].T, (d, dk)).
+
+    mode "full": ``Q_i^T Q_i - K_i^T K_i`` (dk x dk, upper triangle);
+    "interleaved" / "half": RoPE block laws ``||Q_i^{(j)}||_F^2 - ||K_i^{(j)}||_F^2`` with pair
+    j = columns {2j, 2j+1} / {j, j + dk/2}.
+    """
+    q, k = prefix + "q.weight", prefix + "k.weight"
+    if mode == "full":
+        def fn(p):
+            Q, K = p[q].reshape(H, dk, -1), p[k].reshape(H, dk, -1)
+            return _triu(_gram_rows(Q) - _gram_rows(K)).reshape(-1)
+        return LawFamily("qk", fn)
+    if mode not in ("interleaved", "half"):
+        raise ValueError(f"mode must be 'full', 'interleaved' or 'half', got {mode!r}")
+    shape = (H, dk // 2, 2, -1) if mode == "interleaved" else (H, 2, dk // 2, -1)
+    pair_axis = 2 if mode == "interleaved" else 1
+
+    def fn(p):
+        Q, K = p[q].reshape(shape), p[k].reshape(shape)
+        return ((Q ** 2).sum((pair_axis, 3)) - (K ** 2).sum((pair_axis, 3))).reshape(-1)
+    return LawFamily("qk_rope", fn)
+
+
+def vo_laws(H: int, dv: int, prefix: str = "") -> LawFamily:
+    """``V_i^T V_i - O_i^T O_i`` per head (dv x dv, upper triangle)."""
+    v, o = prefix + "v.weight", prefix + "o.weight"
+
+    def fn(p):
+        V = p[v].reshape(H, dv, -1)  # V_i^T: (dv, d)
+        O = p[o].reshape(p[o].shape[0], H, dv).permute(1, 2, 0)  # O_i^T: (dv, d)
+        return _triu(_gram_rows(V) - _gram_rows(O)).reshape(-1)
+    return LawFamily("vo", fn)
+
+
+# --------------------------------------------------------------------------- MoE
+def expert_laws(prefix: str = "") -> LawFamily:
+    """SwiGLU law of every expert: ``||w_up[e,i,:]||^2 - ||w_down[e,:,i]||^2`` (E*m values)."""
+    u, dn = prefix + "w_up", prefix + "w_down"
+    return LawFamily("experts", lambda p: ((p[u] ** 2).sum(2) - (p[dn] ** 2).sum(1)).reshape(-1))
+
+
+def router_sum(prefix: str = "") -> LawFamily:
+    """The linear law ``sum_e W_e`` (d values): softmax(z + c 1) = softmax(z)."""
+    r = prefix + "router.weight"
+    return LawFamily("router_sum", lambda p: p[r].sum(0), kind="linear")
+
+
+# --------------------------------------------------------------------------- dispatch
+def laws_for(model: nn.Module, prefix: str = "") -> list[LawFamily]:
+    """The claimed law families of a block (the paper's theorems, our parametrisation)."""
+    if isinstance(model, FFN):
+        if model.act == "linear":
+            return [ffn_laws(prefix)]
+        return [ffn_laws(prefix, diagonal=True)] if model.act == "relu" else []
+    if isinstance(model, SwiGLU):
+        return [swiglu_laws(prefix)]
+    if isinstance(model, MHA):
+        mode = model.rope_style if model.pe == "rope" else "full"
+        return [qk_laws(model.H, model.dk, prefix, mode), vo_laws(model.H, model.dv, prefix)]
+    if isinstance(model, MoE):
+        fams = [expert_laws(prefix)]
+        if model.gate_kind == "softmax":
+            fams.append(router_sum(prefix))
+        return fams
+    if isinstance(model, Chain):
+        return laws_for(model.attn, prefix + "attn.") + laws_for(model.ffn, prefix + "ffn.")
+    raise TypeError(f"no laws known for {type(model).__name__}")
+
+
+def theory_count(model: nn.Module) -> int:
+    """Number of functionally independent laws predicted for generic parameters.
+
+    FFN: linear m(m+1)/2, relu m, gelu/silu 0; SwiGLU m; MHA H[dk(dk+1)/2 + dv(dv+1)/2];
+    MHA+RoPE H[dk/2 + dv(dv+1)/2]; softmax MoE (dense, top-k >= 2, Switch top-1) E*m + d;
+    residual Chain: the sum. Raises ValueError where the paper states no count.
+    """
+    if isinstance(model, FFN):
+        m = model.first.weight.shape[0]
+        return {"linear": m * (m + 1) // 2, "relu": m, "gelu": 0, "silu": 0}[model.act]
+    if isinstance(model, SwiGLU):
+        if model.act != "silu":
+            raise ValueError(f"no stated count for the {model.act} GLU variant")
+        return model.up.weight.shape[0]
+    if isinstance(model, MHA):
+        vo = model.dv * (model.dv + 1) // 2
+        qk = model.dk // 2 if model.pe == "rope" else model.dk * (model.dk + 1) // 2
+        return model.H * (qk + vo)
+    if isinstance(model, MoE):
+        if model.gate_kind != "softmax" or (model.topk == 1 and model.renorm):
+            raise ValueError("the stated count covers softmax routers (no renormalised top-1)")
+        E, m, d = model.w_up.shape
+        return E * m + d
+    if isinstance(model, Chain):
+        if not model.residual:
+            raise ValueError("no stated count for the non-residual composition")
+        return theory_count(model.attn) + theory_count(model.ffn)
+    raise TypeError(f"no count known for {type(model).__name__}")
+
+
+def negative_control(name: str, model: nn.Module) -> LawFamily:
+    """Wrong 'laws' that must NOT be conserved.
+
+    gelu_relu_law / silu_relu_law: the ReLU law on a smooth FFN; swiglu_gate_branch: the
+    gate branch instead of up; rope_wrong_pairing: the other RoPE pairing; rope_full_qk: the
+    full ``Q^T Q - K^T K`` under RoPE; moe_sigmoid_router_sum: ``sum_e W_e`` with sigmoid gates.
+    """
+    if name in ("gelu_relu_law", "silu_relu_law"):
+        return ffn_laws(diagonal=True)
+    if name == "swiglu_gate_branch":
+        return swiglu_laws(branch="gate")
+    if name == "rope_wrong_pairing":
+        wrong = "half" if model.rope_style == "interleaved" else "interleaved"
+        return qk_laws(model.H, model.dk, mode=wrong)
+    if name == "rope_full_qk":
+        return qk_laws(model.H, model.dk, mode="full")
+    if name == "moe_sigmoid_router_sum":
+        return router_sum()
+    raise ValueError(f"unknown negative control {name!r}")
+
+
+def law_values(families: list[LawFamily], params: dict) -> dict[str, torch.Tensor]:
+    """Evaluate each family: {name: (n,) tensor} (detached)."""
+    with torch.no_grad():
+        return {f.name: f(params).detach().clone() for f in families}

@@ -1,0 +1,122 @@
+"""Small networks built from the blocks (a character LM, a digits ViT) and the tasks the
+discrete-time experiments train on.
+
+Inside a larger network a block's laws are unchanged: the gradient with respect to the
+block's parameters is always a combination of the block's own Jacobian rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .laws import LawFamily, laws_for
+from .models import MHA, MoE, SwiGLU, _init
+
+
+class TinyLM(nn.Module):
+    """Embedding -> RoPE-MHA (causal) -> top-k SwiGLU-MoE -> unembedding, with residuals.
+
+    ids (B, T) int -> logits (B, T, V). ``X = emb(ids)``, ``Y = X + attn(X)``,
+    ``Z = Y + moe(Y)``, ``logits = unembed(Z)``.
+    """
+
+    def __init__(self, V: int, d: int, H: int, dk: int, dv: int, T: int, E: int, m: int,
+                 topk: int = 2, *, gen=None):
+        super().__init__()
+        self.emb = nn.Embedding(V, d)
+        with torch.no_grad():
+            self.emb.weight.copy_(torch.randn(V, d, generator=gen, dtype=self.emb.weight.dtype))
+        self.attn = MHA(d, H, dk, dv, T, pe="rope", causal=True, gen=gen)
+        self.moe = MoE(d, m, E, topk=topk, gen=gen)
+        self.unembed = nn.Linear(d, V, bias=False)
+        _init(self.unembed.weight, gen)
+
+    def forward(self, ids):
+        X = self.emb(ids)
+        Y = X + self.attn(X)
+        return self.unembed(Y + self.moe(Y))
+
+    def law_families(self) -> list[LawFamily]:
+        return laws_for(self.attn, "attn.") + laws_for(self.moe, "moe.")
+
+
+def patchify(images: torch.Tensor, patch: int) -> torch.Tensor:
+    """(n, S, S) images -> (n, (S/patch)^2, patch^2) non-overlapping patches, row-major."""
+    n, S, S2 = images.shape
+    if S != S2 or S % patch:
+        raise ValueError(f"images must be square with side divisible by patch={patch}, "
+                         f"got {tuple(images.shape)}")
+    x = images.reshape(n, S // patch, patch, S // patch, patch).permute(0, 1, 3, 2, 4)
+    return x.reshape(n, (S // patch) ** 2, patch * patch)
+
+
+class TinyViT(nn.Module):
+    """Patch embedding -> MHA with sinusoidal PE -> SwiGLU, residual, mean pool -> classes.
+
+    x (B, P, patch_dim) -> logits (B, n_classes).
+    """
+
+    def __init__(self, patch_dim: int, P: int, d: int, H: int, dk: int, dv: int, m: int,
+                 n_classes: int, *, gen=None):
+        super().__init__()
+        self.embed = nn.Linear(patch_dim, d, bias=False)
+        self.attn = MHA(d, H, dk, dv, P, pe="sin", gen=gen)
+        self.ffn = SwiGLU(d, m, d, gen=gen)
+        self.head = nn.Linear(d, n_classes, bias=False)
+        _init(self.embed.weight, gen)
+        _init(self.head.weight, gen)
+
+    def forward(self, x):
+        X = self.embed(x)
+        Y = X + self.attn(X)
+        Z = Y + self.ffn(Y)
+        return self.head(Z.mean(-2))
+
+    def law_families(self) -> list[LawFamily]:
+        return laws_for(self.attn, "attn.") + laws_for(self.ffn, "ffn.")
+
+
+# --------------------------------------------------------------------------- tasks
+def teacher_regression(student: nn.Module, teacher: nn.Module, n: int, in_shape: tuple,
+                       *, seed: int, noise: float = 0.1):
+    """Gaussian inputs X (n, *in_shape), targets Y = teacher(X) + noise * N(0, 1).
+
+    Returns (X, Y, loss_fn) with ``loss_fn(model, idx) = 0.5 * mean of (model(X) - Y)^2`` over
+    every output entry of the rows idx (all rows when idx is None). ``student`` is only used to check shapes.
+    """
+    gen = torch.Generator().manual_seed(int(seed))
+    dt = next(teacher.parameters()).dtype
+    X = torch.randn(n, *in_shape, generator=gen, dtype=dt)
+    with torch.no_grad():
+        Y = teacher(X)
+        Y = Y + noise * torch.randn(Y.shape, generator=gen, dtype=dt)
+        if student(X[:1]).shape[1:] != Y.shape[1:]:
+            raise ValueError("student and teacher output shapes differ")
+
+    def loss_fn(model, idx=None):
+        x, y = (X, Y) if idx is None else (X[idx], Y[idx])
+        return 0.5 * ((model(x) - y) ** 2).mean()
+    return X, Y, loss_fn
+
+
+def lm_batch(ids: np.ndarray, B: int, T: int, *, seed: int):
+    """B random windows of T+1 tokens from ``ids``: (inputs (B, T), targets (B, T))."""
+    if len(ids) <= T + 1:
+        raise ValueError(f"need more than T+1={T + 1} tokens, got {len(ids)}")
+    rng = np.random.default_rng(seed)
+    starts = rng.integers(0, len(ids) - T - 1, size=B)
+    win = np.stack([ids[s: s + T + 1] for s in starts])
+    w = torch.as_tensor(win, dtype=torch.long)
+    return w[:, :-1], w[:, 1:]
+
+
+def ce_loss(inputs: torch.Tensor, targets: torch.Tensor):
+    """loss_fn(model, idx) = mean cross-entropy of model(inputs[idx]) against targets[idx]."""
+    def loss_fn(model, idx=None):
+        x, y = (inputs, targets) if idx is None else (inputs[idx], targets[idx])
+        logits = model(x)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+    return loss_fn

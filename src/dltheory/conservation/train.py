@@ -1,0 +1,245 @@
+"""Discrete-time training loops that record every conservation law, and the exponent fits.
+
+For a quadratic law ``h(theta) = theta^T S theta`` with ``grad h`` orthogonal to every
+gradient the model can produce, one step ``theta' = theta - tau g`` changes it by exactly
+
+    h(theta') - h(theta) = tau^2 q(g),      q(g) = g^T S g = h(g),
+
+so GD and mini-batch SGD obey ``h_k - h_0 = tau^2 sum_{j<k} q(g_j)`` and
+``|h_k - h_0| <= ||S|| tau^2 sum_j ||g_j||^2``. Coupled weight decay ``theta' = (1 - tau lam)
+theta - tau g`` gives ``h_{k+1} = (1 - tau lam)^2 h_k + tau^2 q(g_k)``. Adam's update is not in
+the span of the gradients, so the first-order term survives and the drift is O(tau k).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from .laws import LawFamily
+
+OPTIMIZERS = ("gd", "sgd", "heavy_ball", "adam")
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """Recorded run. h[name]: (K+1, n) law values at steps 0..K; q[name]: (K, n) values
+    ``h(g_k)`` of each step's (clipped) loss gradient; gsq: (K,) ``||g_k||^2``; loss: (K,)."""
+
+    optimizer: str
+    tau: float
+    weight_decay: float
+    h: dict[str, np.ndarray]
+    q: dict[str, np.ndarray]
+    gsq: np.ndarray
+    loss: np.ndarray
+    kinds: dict[str, str]
+
+    @property
+    def steps(self) -> int:
+        return len(self.gsq)
+
+    def error(self, names: list[str] | None = None) -> np.ndarray:
+        """Conservation error ``max_laws |h_k - h_0|`` over the chosen families: (K+1,)."""
+        names = list(self.h) if names is None else names
+        return np.max([np.abs(self.h[n] - self.h[n][:1]).max(1) for n in names], axis=0)
+
+    def identity_residual(self) -> float:
+        """``max_k,laws |h_k - h_0 - tau^2 sum_{j<k} q(g_j)|`` over the quadratic families
+        (the exact GD/SGD identity; meaningful without momentum, Adam or weight decay)."""
+        res = 0.0
+        for n, h in self.h.items():
+            if self.kinds[n] != "quadratic":
+                continue
+            pred = self.tau ** 2 * np.concatenate([np.zeros_like(h[:1]), np.cumsum(self.q[n], 0)])
+            res = max(res, float(np.abs(h - h[:1] - pred).max()))
+        return res
+
+    def wd_residual(self) -> float:
+        """``max |h_{k+1} - (1 - tau lam)^2 h_k - tau^2 q(g_k)|`` over the quadratic families."""
+        c = (1 - self.tau * self.weight_decay) ** 2
+        res = 0.0
+        for n, h in self.h.items():
+            if self.kinds[n] == "quadratic":
+                res = max(res, float(np.abs(h[1:] - c * h[:-1] - self.tau ** 2 * self.q[n]).max()))
+        return res
+
+    def bound_ratio(self, names: list[str] | None = None) -> np.ndarray:
+        """``|h_k - h_0| / (tau^2 sum_{j<k} ||g_j||^2)`` for k >= 1: at most ||S|| (= 1 here)."""
+        denom = self.tau ** 2 * np.cumsum(self.gsq)
+        return self.error(names)[1:] / np.maximum(denom, 1e-300)
+
+
+def train(model: nn.Module, loss_fn: Callable, families: list[LawFamily], *, optimizer: str,
+          tau: float, steps: int, n_data: int | None = None, batch_size: int | None = None,
+          beta: float = 0.9, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+          weight_decay: float = 0.0, clip: float | None = None, seed: int = 0) -> Trajectory:
+    """Train ``model`` in place and record every law at every step.
+
+    loss_fn(model, idx) -> scalar loss; idx is None (full batch) or a LongTensor of sample
+    indices (SGD: ``batch_size`` of ``n_data`` drawn without replacement each step, seeded).
+    optimizer: "gd"/"sgd": ``theta -= tau (g + lam theta)``; "heavy_ball": ``b = beta b + g``,
+    ``theta -= tau b``; "adam": Adam with learning rate tau and bias correction.
+    clip: rescale g to norm <= clip (still in the gradient span).
+    """
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
+    if not tau > 0:
+        raise ValueError(f"tau must be > 0, got {tau}")
+    if int(steps) != steps or steps < 1:
+        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    if optimizer == "sgd" and (n_data is None or batch_size is None or batch_size > n_data):
+        raise ValueError(f"sgd needs n_data and batch_size <= n_data, got {n_data}, {batch_size}")
+    gen = torch.Generator().manual_seed(int(seed))
+    params = dict(model.named_parameters())
+    state = {n: torch.zeros_like(p) for n, p in params.items()}
+    state2 = {n: torch.zeros_like(p) for n, p in params.items()}
+
+    def record(src):
+        with torch.no_grad():
+            return {f.name: f(src).detach().cpu().numpy().copy() for f in families}
+
+    hs, qs, gsq, losses = [record(params)], [], [], []
+    for k in range(steps):
+        idx = None
+        if optimizer == "sgd":
+            idx = torch.randperm(n_data, generator=gen)[:batch_size]
+        model.zero_grad(set_to_none=True)
+        loss = loss_fn(model, idx)
+        loss.backward()
+        g = {n: (p.grad if p.grad is not None else torch.zeros_like(p)) for n, p in params.items()}
+        gn2 = sum(float((x ** 2).sum()) for x in g.values())
+        if clip is not None and gn2 > clip ** 2:
+            g = {n: x * (clip / gn2 ** 0.5) for n, x in g.items()}
+            gn2 = clip ** 2
+        qs.append(record(g))
+        gsq.append(gn2)
+        losses.append(float(loss.detach()))
+        with torch.no_grad():
+            for n, p in params.items():
+                if optimizer in ("gd", "sgd"):
+                    p.mul_(1 - tau * weight_decay).sub_(tau * g[n])
+                elif optimizer == "heavy_ball":
+                    state[n].mul_(beta).add_(g[n] + weight_decay * p)
+                    p.sub_(tau * state[n])
+                else:  # adam
+                    gg = g[n] + weight_decay * p
+                    state[n].mul_(betas[0]).add_((1 - betas[0]) * gg)
+                    state2[n].mul_(betas[1]).add_((1 - betas[1]) * gg ** 2)
+                    mhat = state[n] / (1 - betas[0] ** (k + 1))
+                    vhat = state2[n] / (1 - betas[1] ** (k + 1))
+                    p.sub_(tau * mhat / (vhat.sqrt() + eps))
+        hs.append(record(params))
+    names = [f.name for f in families]
+    return Trajectory(optimizer, float(tau), float(weight_decay),
+                      {n: np.stack([h[n] for h in hs]) for n in names},
+                      {n: np.stack([q[n] for q in qs]) for n in names},
+                      np.asarray(gsq), np.asarray(losses),
+                      {f.name: f.kind for f in families})
+
+
+@dataclass(frozen=True)
+class ExponentFit:
+    """``log err = alpha log tau + beta log k + c`` fitted by least squares on a grid."""
+
+    alpha: float
+    beta: float
+    c: float
+    r2: float
+    n: int
+
+
+def fit_tau_k(taus, ks, err) -> ExponentFit:
+    """Fit err[i, j] ~ C tau_i^alpha k_j^beta. taus (n_tau,), ks (n_k,), err (n_tau, n_k)."""
+    taus, ks, err = np.asarray(taus, float), np.asarray(ks, float), np.asarray(err, float)
+    if err.shape != (taus.size, ks.size):
+        raise ValueError(f"err must be (len(taus), len(ks)) = {(taus.size, ks.size)}, "
+                         f"got {err.shape}")
+    T, K = np.meshgrid(np.log(taus), np.log(ks), indexing="ij")
+    ok = np.isfinite(err) & (err > 0)
+    if ok.sum() < 4:
+        raise ValueError(f"need >= 4 positive errors to fit, got {int(ok.sum())}")
+    A = np.stack([T[ok], K[ok], np.ones(ok.sum())], 1)
+    y = np.log(err[ok])
+    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    resid = y - A @ coef
+    r2 = 1 - resid @ resid / max(((y - y.mean()) ** 2).sum(), 1e-300)
+    return ExponentFit(float(coef[0]), float(coef[1]), float(coef[2]), float(r2), int(ok.sum()))
+
+
+def sweep(make_model: Callable[[], nn.Module], loss_fn: Callable, families_of: Callable, *,
+          taus, steps: int, optimizer: str, lr_scale: float = 1.0, **kw) -> list[Trajectory]:
+    """One fresh model per tau (same init via ``make_model``), trained with ``train``.
+    ``lr_scale`` multiplies tau for the actual step (e.g. Adam with lr = tau / 10); the
+    trajectory keeps the nominal tau in ``fit_tau_k``'s sense through the caller's grid."""
+    out = []
+    for tau in taus:
+        model = make_model()
+        out.append(train(model, loss_fn, families_of(model), optimizer=optimizer,
+                         tau=tau * lr_scale, steps=steps, **kw))
+    return out
+
+
+def errors_at(trajs: list[Trajectory], ks, names: list[str] | None = None) -> np.ndarray:
+    """err[i, j] = trajs[i].error(names)[ks[j]]: (len(trajs), len(ks))."""
+    return np.array([[t.error(names)[k] for k in ks] for t in trajs])
+
+
+def sharpness(model: nn.Module, loss_fn: Callable, *, iters: int = 30, seed: int = 0) -> float:
+    """Largest Hessian eigenvalue of the full-batch loss at the current parameters, by
+    power iteration on Hessian-vector products (double backward). Sets the natural time
+    scale ``1 / lambda_max`` of gradient descent: the gradients change little while
+    ``tau * k * lambda_max << 1``."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    loss = loss_fn(model, None)
+    grads = torch.autograd.grad(loss, params, create_graph=True, allow_unused=True)
+    used = [i for i, gr in enumerate(grads) if gr is not None]  # unused parameters: zero rows
+    params, grads = [params[i] for i in used], [grads[i] for i in used]
+    gen = torch.Generator().manual_seed(int(seed))
+    v = [torch.randn(p.shape, generator=gen, dtype=p.dtype).to(p.device) for p in params]
+    lam = 0.0
+    for _ in range(int(iters)):
+        norm = torch.sqrt(sum((x ** 2).sum() for x in v))
+        v = [x / norm for x in v]
+        Hv = torch.autograd.grad(grads, params, grad_outputs=v, retain_graph=True)
+        lam = float(sum((a * b).sum() for a, b in zip(Hv, v, strict=True)))
+        v = [x.detach() for x in Hv]
+    return abs(lam)
+
+
+@dataclass(frozen=True)
+class EarlyWindow:
+    """An early-window sweep: taus (n_tau,), ks (n_k,), err (n_tau, n_k), the fit, the
+    sharpness lam used to place the grid, and the trajectories (one per tau)."""
+
+    taus: np.ndarray
+    ks: np.ndarray
+    err: np.ndarray
+    fit: ExponentFit
+    lam: float
+    trajs: list
+
+
+def early_window(make_model: Callable[[], nn.Module], loss_fn: Callable, families_of: Callable,
+                 *, tl_max: float, ks, ratios=(0.125, 0.25, 0.5, 1.0), optimizer: str = "gd",
+                 lam: float | None = None, names: list[str] | None = None,
+                 **kw) -> EarlyWindow:
+    """Sweep tau on a grid placed in the natural time units of the problem:
+    ``tau_i = ratios[i] * tl_max / (max(ks) * lambda_max)``, so that the largest
+    ``tau * k * lambda_max`` equals ``tl_max`` (the gradients barely change when it is << 1).
+    lambda_max is the sharpness at initialisation (computed unless ``lam`` is given).
+    Extra keywords go to ``sweep`` (optimizer options, ``lr_scale``, ...)."""
+    if not tl_max > 0:
+        raise ValueError(f"tl_max must be > 0, got {tl_max}")
+    ks = np.asarray(ks, dtype=int)
+    if lam is None:
+        lam = sharpness(make_model(), loss_fn)
+    taus = np.asarray(ratios, dtype=float) * tl_max / (ks.max() * lam)
+    trajs = sweep(make_model, loss_fn, families_of, taus=taus, steps=int(ks.max()),
+                  optimizer=optimizer, **kw)
+    err = errors_at(trajs, ks, names)
+    return EarlyWindow(taus, ks, err, fit_tau_k(taus, ks, err), float(lam), trajs)

@@ -79,6 +79,10 @@ LAMS = [-1.0, -0.999, -0.99, -0.9, -0.5, 0.0, 0.5, 1.0]
 ALPHAS_PT_IMPERFECT = runtime.by_scale(SCALE, [0.45], [0.45, 0.55], [0.4, 0.45, 0.5, 0.55, 0.6])
 ALPHAS_FT_IMPERFECT = runtime.by_scale(SCALE, [0.2, 0.35, 0.5], [0.2, 0.35, 0.5], [0.2, 0.35, 0.5])
 N_NODES = runtime.by_scale(SCALE, 81, 121, 161)  # Gauss-Hermite nodes of the replica solver
+# §8: the nonlinear stand-in (two-layer ReLU net on digits; ResNet/CIFAR is not run here)
+VISION_PT_STEPS = runtime.by_scale(SCALE, 200, 300, 1000)
+VISION_SEEDS = runtime.by_scale(SCALE, 3, 5, 10)
+VISION_N = runtime.by_scale(SCALE, [10, 30], [10, 30, 100], [10, 20, 50, 100, 200])
 
 # %%
 import time
@@ -89,7 +93,7 @@ import pandas as pd
 import torch
 from scipy.stats import spearmanr
 
-from dltheory import claims, plotting
+from dltheory import claims, datasets, plotting
 from dltheory.pretrain_finetune import (
     CORNERS,
     FULL_OVERLAP,
@@ -116,6 +120,7 @@ from dltheory.pretrain_finetune import (
     train_gd,
     uniform_init,
 )
+from dltheory.pretrain_finetune.vision import binary_task, finetune_mlp, mean_ci, pretrain_mlp
 
 rt = runtime.setup(SCALE)
 plotting.use_style()
@@ -673,20 +678,95 @@ runtime.display(pd.DataFrame({"c_PT": c_sweep, "FT error (full overlap, lam=0, a
 ledger.check("PF.abs_scale", "diagonal theory: increasing c_PT degrades FT on full overlap (e(c=10) - e(c=1e-3) > 0)",
              e_c[-1] - e_c[0], lo=0.0, kind="soft",
              note="so 'decreasing the absolute scale degrades' is not what the diagonal model predicts")
-ledger.inconclusive("PF.vision.early_scale", "digits/ResNet stand-in: smaller early-layer scale helps FT",
-                    note="not run in this chapter version (time budget); no stand-in result to report")
-ledger.inconclusive("PF.vision.readout_gamma", "smaller readout re-init helps at intermediate n",
-                    note="not run in this chapter version")
-ledger.inconclusive("PF.vision.pr_ensd", "successful interventions lower PR while ENSD stays high",
-                    note="not run; dltheory.pretrain_finetune.participation_ratio/ensd are provided")
-ledger.inconclusive("PF.transformer.new_prime", "modular addition: lower embedding scale helps more with a new prime factor",
-                    note="not run in this chapter version")
 
 # %% [markdown]
-# The nonlinear experiments of the paper (ResNet-18 pretrained on CIFAR-100 and fine-tuned on
-# held-out classes or SVHN; a transformer on modular addition) were not reproduced here.
-# They are recorded as INCONCLUSIVE rather than guessed. The representation metrics they use,
-# participation ratio and ENSD, are in `dltheory.pretrain_finetune`.
+# **A nonlinear stand-in.** The paper tests the theory's levers on ResNet-18 (CIFAR-100 →
+# held-out classes, SVHN). Here, on one CPU, a two-layer ReLU network (256 hidden units) is
+# pretrained on digits 0–7 and fine-tuned on "8 vs 9" (new classes) with $n$ examples, by
+# full-batch GD on both layers. The interventions, read through the diagonal theory:
+# first-layer scale $\kappa$ ($W_1 \leftarrow \kappa W_1$, the $\lambda_{PT}$ lever),
+# readout re-initialisation scale $\gamma$ (× the default $1/\sqrt{H}$), and a global scale
+# $s$ ($\kappa=\gamma=s$). We also track the participation ratio (PR) of the hidden layer on
+# test images and its ENSD with the pre-FT representation (both centred). This stand-in and
+# its protocol are this book's own; its results say nothing definite about ResNets.
+
+# %%
+split = datasets.digits(seed=SEED)
+mlp_pt = pretrain_mlp(split.X_train, split.y_train, list(range(8)), steps=VISION_PT_STEPS, seed=SEED)
+X_pool, y_pool, X_te, y_te = binary_task(split, (8, 9))
+INTERVENTIONS = {"default": (1.0, 1.0), "small first layer (kappa=0.25)": (0.25, 1.0),
+                 "small readout (gamma=0.1)": (1.0, 0.1), "global x0.5": (0.5, 0.5), "global x2": (2.0, 2.0)}
+vis_rows = []
+for seed in range(VISION_SEEDS):
+    rng_v = np.random.default_rng(100 + seed)
+    for n in VISION_N:
+        idx = rng_v.choice(len(X_pool), n, replace=False)
+        for name, (kappa, gamma) in INTERVENTIONS.items():
+            o = finetune_mlp(mlp_pt, X_pool[idx], y_pool[idx], X_te, y_te, kappa=kappa, gamma=gamma, seed=seed)
+            vis_rows.append({"seed": seed, "n": n, "intervention": name, "acc": o.test_acc,
+                             "PR pre": o.pr_pre, "PR post": o.pr_post, "ENSD": o.ensd})
+vis_df = pd.DataFrame(vis_rows)
+runtime.display(vis_df.groupby(["intervention", "n"])[["acc", "PR post", "ENSD"]].mean().round(3))
+
+# %%
+fig, ax = plt.subplots(figsize=(5.4, 3.5))
+for i, name in enumerate(INTERVENTIONS):
+    g = vis_df[vis_df.intervention == name].groupby("n")["acc"]
+    plotting.sim(ax, g.mean().index, g.mean(), yerr=g.sem(), color=plotting.color(i), label=name, ls="-", lw=0.8)
+ax.set_xscale("log")
+ax.set_xlabel("FT examples n")
+ax.set_ylabel("test accuracy (8 vs 9)")
+ax.set_title(f"Digits stand-in, PT on 0-7 ({plotting.scale_tag(SCALE, f'{VISION_SEEDS} seeds')})")
+ax.legend(fontsize=7)
+runtime.show(fig, "pf_digits_standin")
+
+
+# %%
+def paired(a, b, ns=None):
+    """Per-(seed, n) differences of accuracy between interventions a and b."""
+    sub = vis_df if ns is None else vis_df[vis_df.n.isin(ns)]
+    piv = sub.pivot_table(index=["seed", "n"], columns="intervention", values="acc")
+    return (piv[a] - piv[b]).to_numpy()
+
+
+def soft_sign_claim(id_, statement, diffs, note=""):
+    """PASS/NOT REPRODUCED only when the 95% interval excludes 0; else INCONCLUSIVE."""
+    m, lo, hi = mean_ci(diffs)
+    note = f"mean {m:+.4f}, 95% CI [{lo:+.4f}, {hi:+.4f}] over {len(diffs)} (seed, n) pairs" + (f"; {note}" if note else "")
+    if lo > 0 or hi < 0:
+        ledger.check(id_, statement, m, lo=0.0, kind="soft", note=note)
+    else:
+        ledger.inconclusive(id_, statement, m, note=note)
+
+
+soft_sign_claim("PF.vision.early_scale", "digits stand-in: smaller first-layer scale (kappa=0.25) helps FT accuracy",
+                paired("small first layer (kappa=0.25)", "default"))
+mid = [VISION_N[len(VISION_N) // 2]]
+soft_sign_claim("PF.vision.readout_gamma", f"digits stand-in: smaller readout re-init helps at intermediate n={mid[0]}",
+                paired("small readout (gamma=0.1)", "default", mid))
+soft_sign_claim("PF.vision.abs_scale", "digits stand-in: larger global scale degrades FT (acc(x0.5) - acc(x2))",
+                paired("global x0.5", "global x2"),
+                note="this is the 'increasing c_PT degrades' direction; the opposite sign would support the seed summary")
+k = vis_df[vis_df.intervention == "small first layer (kappa=0.25)"]
+pr_drop = float((k["PR post"] / k["PR pre"]).mean())
+ensd_ratio = float((k["ENSD"] / k["PR post"]).mean())
+pr_note = f"PR_post/PR_pre = {pr_drop:.3f}, ENSD/PR_post = {ensd_ratio:.3f}"
+if ensd_ratio >= 0.8:
+    ledger.check("PF.vision.pr_ensd", "kappa=0.25: PR falls (PR_post/PR_pre < 1) while ENSD stays high",
+                 pr_drop, hi=1.0, kind="soft", note=pr_note)
+else:
+    ledger.check("PF.vision.pr_ensd", "kappa=0.25: ENSD stays high (ENSD/PR_post >= 0.8) while PR falls",
+                 ensd_ratio, lo=0.8, kind="soft", note=pr_note)
+ledger.inconclusive("PF.transformer.new_prime", "modular addition: lower embedding scale helps more with a new prime factor",
+                    note="not run in this chapter version (CPU budget); no measurement to report")
+
+# %% [markdown]
+# On this stand-in, shrinking the first layer before fine-tuning (the $\lambda_{PT}<0$
+# lever) helps at small $n$, compresses the hidden representation (PR falls) and keeps
+# what remains aligned with the pretrained one (ENSD close to the new PR), the
+# "PT-dependent rich" signature. The ledger gives each effect with its seed-level 95%
+# interval; an interval that covers zero is reported as INCONCLUSIVE, not as a result. The
+# transformer experiment on modular addition was not run.
 #
 # ## Claims
 #

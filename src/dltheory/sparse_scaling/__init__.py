@@ -6,6 +6,7 @@ Gaussian u; target y = w^T x with w ~ N(0, I); a linear readout fitted by ridge 
 least squares or by full-batch GD. Population losses are exact (Sigma is diagonal).
 """
 
+from . import relu
 from .data import (
     Entries,
     SparseSpectrum,
@@ -66,6 +67,6 @@ __all__ = [
     "frontier_exponents", "gaussian_features", "gd_diverged", "heaps_constant",
     "hessian_top_eigs", "kappa", "loss_de", "loss_infinite_data", "loss_infinite_width",
     "observe", "oracle_grid", "sparse_infinite_width", "sparse_n_sweep", "overparam_loss", "peak_location", "population_step", "reduced_fit",
-    "ridge_path", "run_gd", "sample_dense", "sample_entries", "sample_problem",
+    "relu", "ridge_path", "run_gd", "sample_dense", "sample_entries", "sample_problem",
     "sample_sparse", "spectrum", "spike_fail_probability", "two_term_frontier_exponents",
 ]

@@ -21,7 +21,6 @@ import numpy as np
 import scipy.sparse as sp
 
 
-
 def rng_from(seed) -> np.random.Generator:
     """A numpy Generator from an int, a list of ints (``[seed, section, i]``) or a Generator."""
     if isinstance(seed, np.random.Generator):

@@ -73,7 +73,7 @@ EPOCHS_OLD = 15                       # with weight decay: not interpolating
 LR, WD, BATCH = 3e-3, 0.05, 128       # AdamW
 BLOCK_EPOCHS = 5                      # block-only training of the expanded model (and control)
 EPOCHS_TWIN = runtime.by_scale(SCALE, 60, 60, 100)   # interpolating twin: no weight decay
-ETA_MIN, ETA_MAX, N_ETA = 0.01, 3.0, 25              # jumpboard line-search grid
+ETA_MIN, ETA_MAX, N_ETA = 1e-3, 3.0, 31              # jumpboard line-search grid
 N_PERM = runtime.by_scale(SCALE, 100, 200, 500)      # permutation null
 B_CLIP = 5.0                          # losses are min(CE, B)
 ALIGN_NS = runtime.by_scale(SCALE, [1000, 2000, 4000], [1000, 4000, 16_000],
@@ -88,6 +88,7 @@ PROG_EPOCHS = 6
 CONV_DATA = runtime.by_scale(SCALE, None, None, "cifar10")  # None: sklearn digits
 CONV_CHANNELS = runtime.by_scale(SCALE, 8, 16, 32)
 CONV_EPOCHS = runtime.by_scale(SCALE, 10, 20, 30)
+CONV_N_SIGNAL = runtime.by_scale(SCALE, 2000, 2000, 10_000)  # images used for signals
 
 # %%
 import matplotlib.pyplot as plt
@@ -209,8 +210,8 @@ train(conv_old, imgs.X_train, imgs.y_train, epochs=CONV_EPOCHS, lr=LR, wd=WD,
 conv_block = ZeroInitBlock(CONV_CHANNELS, kind="conv", seed=1).to(rt.device)
 conv_new = insert_block(conv_old, 1, conv_block)
 with torch.no_grad():
-    diffs["conv (GroupNorm), l=1"] = float((conv_new(imgs.X_test) - conv_old(imgs.X_test))
-                                           .abs().max())
+    diffs["conv (GroupNorm), l=1"] = float((conv_new(imgs.X_test[:512])
+                                            - conv_old(imgs.X_test[:512])).abs().max())
     pn = PostNormBlock(WIDTH).to(rt.device)
     pn.V.weight.zero_()
     pn.V.bias.zero_()
@@ -298,10 +299,11 @@ ledger.check("DE.condition1",
 fig, ax = plt.subplots(figsize=(5.6, 3.6))
 c = e0.curves
 keep = (c["eta"] > 0) & (c["eta"] <= 4 * e0.jb_pop.eta)
-for i, key in enumerate(("train", "test", "pop")):
-    plotting.sim(ax, c["eta"][keep], (c[key] - c[key][0])[keep], color=plotting.color(i),
-                 label={"train": "train $S$", "test": "test", "pop": "population (half B)"}[key],
-                 ls="-", marker="o", ms=3)
+names = {"pop_A": "population half A (chose $v$, $\\eta^*$)", "pop": "population half B",
+         "train": "train $S$", "test": "test"}
+for i, key in enumerate(names):
+    plotting.sim(ax, c["eta"][keep], (c[key] - c[key][0])[keep], color=plotting.color(i + 2),
+                 label=names[key], ls="-", marker="o", ms=3)
 eta_t = c["eta"][keep & (c["eta"] <= 2 * e0.jb_pop.eta)]
 plotting.theory(ax, eta_t, -e0.sig_pop.gamma * eta_t, label=r"tangent $-\gamma\,\eta$")
 ax.axvline(e0.jb_pop.eta, color="0.5", lw=0.8, ls=":", label=r"$\eta^*$ (half A)")
@@ -332,10 +334,11 @@ ledger.check("DE.jumpboard.transfer.cos",
              jb_df["cos"].min(), lo=1e-12, note="min over seeds")
 
 # %% [markdown]
-# On every set the risk falls along the tangent $-\gamma\eta$ for small steps and then
-# curves up; the line search stops near the bottom. The training, test and population curves
-# move together: the direction found on one half of the population also lowers the risk on
-# the training set and on the test set.
+# On half A, where $v_{\rm pop}$ and $\eta^*$ were chosen, the risk leaves along the tangent
+# $-\gamma\eta$ and then curves up; the line search stops near the bottom. The other sets
+# start with slightly different slopes (each has its own $\langle \hat C, v\rangle$) but move
+# together: the direction found on one half of the population also lowers the risk on the
+# other half, on the training set and on the test set.
 #
 # ## Condition 2: training the block, with the fallback rule
 #
@@ -514,13 +517,14 @@ ledger.check("DE.degenerate.jumpboard",
 # and test sets with their nulls, and the training-set jumpboard's test margin.
 
 # %%
-cs = first_order_signal(conv_old, 1, conv_block, imgs.X_train, imgs.y_train, B_CLIP)
-ct = first_order_signal(conv_old, 1, conv_block, imgs.X_test, imgs.y_test, B_CLIP)
+Xc, yc = imgs.X_train[:CONV_N_SIGNAL], imgs.y_train[:CONV_N_SIGNAL]
+Xc_t, yc_t = imgs.X_test[:CONV_N_SIGNAL], imgs.y_test[:CONV_N_SIGNAL]
+cs = first_order_signal(conv_old, 1, conv_block, Xc, yc, B_CLIP)
+ct = first_order_signal(conv_old, 1, conv_block, Xc_t, yc_t, B_CLIP)
 cnull = permutation_null(ct, n_perm=N_PERM, seed=SEED)
-cjb = jumpboard(conv_old, 1, conv_block, imgs.X_train, imgs.y_train, cs.v, ETAS, B_CLIP)
+cjb = jumpboard(conv_old, 1, conv_block, Xc, yc, cs.v, ETAS, B_CLIP)
 conv_jb = insert_block(conv_old, 1, cjb.block(conv_block))
-conv_dtest = (risk(conv_old, imgs.X_test, imgs.y_test, B_CLIP)
-              - risk(conv_jb, imgs.X_test, imgs.y_test, B_CLIP))
+conv_dtest = risk(conv_old, Xc_t, yc_t, B_CLIP) - risk(conv_jb, Xc_t, yc_t, B_CLIP)
 print(f"{imgs.name}: gamma_S = {cs.gamma:.3f}, gamma_test = {ct.gamma:.3f} "
       f"(null {cnull.mean():.3f} ± {cnull.std():.3f}), cos(C_S, C_test) = "
       f"{cosine(cs.C, ct.C):.2f}, eta* = {cjb.eta:.3f}, Delta_test^R = {conv_dtest:.4f}")
@@ -761,32 +765,37 @@ fig.suptitle(plotting.scale_tag(SCALE, DATA))
 runtime.show(fig, "de_progressive")
 
 k_best = int(prog.test.idxmin())
-a_prog = -gfit.slope
-if k_best < PROG_ROUNDS:
-    ledger.inconclusive("DE.power_law",
-                        "progressive deepening follows L - L_inf ~ k^-alpha with alpha = 2a - 1",
-                        a_prog,
-                        note=f"test loss rebounds after round {k_best} (data-limited, the G' "
-                             f"regime), so no alpha can be fitted; fitted a = {a_prog:.2f} "
-                             f"(G needs a > 1/2)")
-else:
+a_prog, a_prog_se = -gfit.slope, gfit.stderr
+monotone = bool(np.all(np.diff(prog.test.to_numpy()) <= 0))
+statement = ("progressive deepening: the new blocks' signal decays as k^-a with a > 1/2 "
+             "(assumption G), giving L - L_inf ~ k^-alpha with alpha = 2a - 1")
+if a_prog <= 0.5:
+    ledger.check("DE.power_law", statement, a_prog, lo=0.5, kind="soft",
+                 note=f"fitted a = {a_prog:.2f} ± {a_prog_se:.2f} over rounds 1-{PROG_ROUNDS}, "
+                      f"so G fails and no alpha = 2a - 1 > 0 is predicted; test loss best at "
+                      f"round {k_best}, monotone: {monotone}")
+elif monotone:
     from scipy.optimize import curve_fit
 
     kk = prog["round"].to_numpy()[1:]
     yy = prog.test.to_numpy()[1:]
     (linf, amp, alpha), _ = curve_fit(lambda k, c, A, al: c + A * k ** (-al), kk, yy,
                                       p0=(yy.min() * 0.9, yy[0] - yy.min(), 1.0), maxfev=20000)
-    ledger.check("DE.power_law",
-                 "progressive deepening follows L - L_inf ~ k^-alpha with alpha = 2a - 1",
-                 alpha, predicted=2 * a_prog - 1, tol=0.5, kind="soft",
-                 note=f"fitted a = {a_prog:.2f}; tolerance 0.5 is this book's choice")
+    ledger.check("DE.power_law", statement, alpha, predicted=2 * a_prog - 1, tol=0.5,
+                 kind="soft", note=f"fitted a = {a_prog:.2f}, alpha = {alpha:.2f}; "
+                                   f"tolerance 0.5 is this book's choice")
+else:
+    ledger.inconclusive("DE.power_law", statement, a_prog,
+                        note=f"a = {a_prog:.2f} > 1/2 but the test loss is not monotone in k "
+                             f"(best at round {k_best}), so no alpha can be fitted")
 
 # %% [markdown]
 # The signal of a freshly inserted block does not shrink from round to round here; if
-# anything it grows, as held-out gradients grow while the model fits its training set. The
-# test loss first falls and then rebounds while the training loss keeps falling: the
-# statistical cost of depth overtakes the first-order gains, the finite-data regime of the
-# reconstructed assumption G′, not the clean power law of G.
+# anything it grows, as held-out gradients grow while the model fits its training set. So the
+# reconstructed assumption G fails at this scale, and with it the route to a power law. The
+# test loss improves over the first rounds and then stops improving steadily while the
+# training loss keeps falling: the statistical cost of each new block catches up with its
+# first-order gain, the finite-data picture of assumption G′.
 #
 # ## Claims
 #

@@ -85,7 +85,7 @@ WD_LAMBDA = 0.5
 # character LM (stdlib text) and digits ViT
 LM_DIM = runtime.by_scale(SCALE, dict(d=32, H=4, dk=8, dv=8, E=4, m=32, T=32, B=32),
                           dict(d=32, H=4, dk=8, dv=8, E=4, m=32, T=32, B=64),
-                          dict(d=128, H=8, dk=16, dv=16, E=8, m=128, T=64, B=256))
+                          dict(d=128, H=8, dk=16, dv=16, E=8, m=128, T=64, B=256, L=4))
 LM_KS = [5, 10, 20, 40]
 LM_SEEDS = runtime.by_scale(SCALE, 1, 3, 3)
 LM_WINDOWS = runtime.by_scale(SCALE, [0.32, 3.2, 32.0], [0.1, 0.32, 1.0, 3.2, 10.0, 32.0],
@@ -220,7 +220,7 @@ BLOCKS = {  # name: (constructor(seed), input shape, number of inputs or None = 
 def inputs(model, shape, n, seed):
     if n is None:
         return cl.sample_inputs(model, shape, seed=seed)
-    return torch.randn(n, *shape, generator=gen(seed))
+    return torch.randn(n, *shape, generator=gen(seed)).to(next(model.parameters()).device)
 
 
 ORTH = ["swiglu", "mha", "mha_sin", "mha_rope_interleaved", "mha_rope_half", "moe_dense",
@@ -230,7 +230,7 @@ for name in ORTH:
     make, shape, n = BLOCKS[name]
     worst = {}
     for s in range(ORTH_SEEDS):
-        model = make(SEED + s)
+        model = make(SEED + s).to(rt.device)
         X = inputs(model, shape, n, SEED + 100 + s)
         J = cl.jacobian_rows(model, X)
         for fam in cl.laws_for(model):
@@ -260,6 +260,7 @@ for ctrl, (block, why) in CONTROLS.items():
         else:
             make, shape, n = BLOCKS[block]
             model = make(SEED + s)
+        model = model.to(rt.device)
         X = inputs(model, shape, n, SEED + 100 + s)
         cos.append(cl.orthogonality(model, cl.negative_control(ctrl, model), X))
     rows.append({"control": ctrl, "what": why, "max |cos|": max(cos)})
@@ -294,7 +295,7 @@ counts, rows = {}, []
 with runtime.timer("law counting"):
     for name in COUNT:
         make, shape, n = BLOCKS[name]
-        model = make(SEED)
+        model = make(SEED).to(rt.device)
         X = inputs(model, shape, n, SEED + 7)
         c = cl.count_laws(model, X, theory=cl.theory_count(model), seed=SEED, rtol=RTOL_RANK)
         counts[name] = c
@@ -314,9 +315,9 @@ ledger.check("CL.count.smooth_full_rank", "rank W = D already for GELU and SiLU 
 fig, axes = plt.subplots(1, 4, figsize=(11.0, 3.0), sharey=True)
 for ax, name in zip(axes, ["gelu", "swiglu", "mha_rope_interleaved", "moe_top2"], strict=True):
     c = counts[name]
-    ax.semilogy(np.arange(1, len(c.spectrum_W) + 1), c.spectrum_W.numpy(), "o", ms=3,
+    ax.semilogy(np.arange(1, len(c.spectrum_W) + 1), c.spectrum_W.cpu().numpy(), "o", ms=3,
                 color=plotting.color(0), label="$W$ only")
-    ax.semilogy(np.arange(1, len(c.spectrum) + 1), c.spectrum.numpy(), ".", ms=3,
+    ax.semilogy(np.arange(1, len(c.spectrum) + 1), c.spectrum.cpu().numpy(), ".", ms=3,
                 color=plotting.color(1), label="$W + [W,W]$")
     ax.axvline(c.D - c.theory + 0.5, **plotting.THEORY, label=r"$D - N_{theory}$")
     ax.axhline(RTOL_RANK, color="0.6", lw=0.8, ls=":")
@@ -609,9 +610,11 @@ runtime.show(fig, "cl_optimisers")
 # The paper validates the laws on WikiText-103 and Penn Treebank. Offline, we use the
 # standard library's help text (`pydoc_data`, about 0.45 M characters) and a one-layer model
 # *embedding → RoPE attention (causal) → top-2 SwiGLU mixture of experts → unembedding*, with
-# residual connections, trained on cross-entropy with full-batch GD. Inside the network the
-# block laws are unchanged: the gradient with respect to a block's parameters is still a
-# combination of that block's Jacobian rows.
+# residual connections (four such layers at the `paper` scale, no normalisation layers),
+# trained on cross-entropy with full-batch GD. Inside the network the block laws are
+# unchanged: the gradient with respect to a block's parameters is still a combination of
+# that block's Jacobian rows. (At the `paper` scale the text is WikiText-103 word tokens when
+# the file is on disk, otherwise the same stand-in.)
 #
 # Real networks move fast at the start: the gradient norm drops by an order of magnitude as
 # the model learns character frequencies. Beyond the early window the error behaves like the
@@ -630,7 +633,8 @@ LM = LM_DIM
 
 def make_lm(seed):
     return cl.TinyLM(tokens.vocab_size, LM["d"], LM["H"], LM["dk"], LM["dv"], LM["T"],
-                     LM["E"], LM["m"], topk=2, gen=gen(seed)).to(rt.device)
+                     LM["E"], LM["m"], topk=2, n_layers=LM.get("L", 1),
+                     gen=gen(seed)).to(rt.device)
 
 
 def lm_families(m):
@@ -647,7 +651,8 @@ with runtime.timer("char-LM sweeps"):
             w = cl.early_window(lambda s_=s: make_lm(SEED + s_), loss, lm_families, tl_max=tl,
                                 ks=LM_KS, ratios=TAU_RATIOS, lam=lam)
             lm_windows.setdefault(tl, []).append(w)
-        lm_rs += [t.error(["router_sum"]).max() for t in lm_windows[EARLY_TL][-1].trajs]
+        rs_names = [n for n in lm_windows[EARLY_TL][-1].trajs[0].h if n.startswith("router_sum")]
+        lm_rs += [t.error(rs_names).max() for t in lm_windows[EARLY_TL][-1].trajs]
 lm_alpha = np.mean([w.fit.alpha for w in lm_windows[EARLY_TL]])
 lm_beta = np.mean([w.fit.beta for w in lm_windows[EARLY_TL]])
 print(f"char-LM ({tokens.name}, V={tokens.vocab_size}): early window alpha={lm_alpha:.2f}, "
@@ -694,7 +699,8 @@ fams = ["qk_rope", "vo", "experts", "router_sum"]
 styles = {"gd": "-", "sgd": ":", "adam": "--"}
 for opt, tr in lm_runs.items():
     for i, fam in enumerate(fams):
-        ax.plot(kk, np.maximum(tr.error([fam])[1:], 1e-17), color=plotting.color(i),
+        members = [n for n in tr.h if n.split(".")[0] == fam]  # the family in every layer
+        ax.plot(kk, np.maximum(tr.error(members)[1:], 1e-17), color=plotting.color(i),
                 ls=styles[opt], lw=1.2, label=fam if opt == "gd" else None)
 for opt in lm_runs:
     ax.plot([], [], color="0.3", ls=styles[opt], label=f"{names[opt]} (lr {lm_runs[opt].tau:g})")

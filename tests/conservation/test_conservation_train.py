@@ -114,3 +114,16 @@ def test_tiny_lm_and_vit_laws_are_conserved_by_gd():
     tr = cl.train(vit, cl.ce_loss(P, labels), vit.law_families(), optimizer="gd", tau=0.1,
                   steps=10)
     assert tr.identity_residual() < 1e-13
+
+
+def test_multilayer_lm_has_laws_per_layer():
+    ids = np.arange(300) % 5
+    x, y = cl.lm_batch(ids, 3, 5, seed=1)
+    lm = cl.TinyLM(5, 8, 2, 2, 2, 5, 3, 4, topk=2, n_layers=2, gen=g(3)).double()
+    fams = lm.law_families()
+    assert {f.name for f in fams} == {"qk_rope", "vo", "experts", "router_sum", "qk_rope.1",
+                                      "vo.1", "experts.1", "router_sum.1"}
+    tr = cl.train(lm, cl.ce_loss(x, y), fams, optimizer="gd", tau=0.05, steps=8)
+    assert tr.identity_residual() < 1e-13
+    with pytest.raises(ValueError, match="n_layers"):
+        cl.TinyLM(5, 8, 2, 2, 2, 5, 3, 4, n_layers=0)

@@ -92,8 +92,9 @@ def brackets(model: nn.Module, X: torch.Tensor, n: int, *, seed: int) -> torch.T
     o = f(theta, X[0]).numel()
     i = torch.randint(len(X), (n,), generator=gen)
     j = torch.randint(len(X), (n,), generator=gen)
-    e1 = torch.randn(n, o, generator=gen, dtype=theta.dtype)
-    e2 = torch.randn(n, o, generator=gen, dtype=theta.dtype)
+    e1 = torch.randn(n, o, generator=gen, dtype=theta.dtype).to(theta.device)
+    e2 = torch.randn(n, o, generator=gen, dtype=theta.dtype).to(theta.device)
+    i, j = i.to(X.device), j.to(X.device)
 
     def field(t, x, e):
         return grad(lambda s: (f(s, x) * e).sum())(t)
@@ -183,11 +184,12 @@ def orthogonality(model: nn.Module, family: LawFamily, X: torch.Tensor) -> float
 
 def sample_inputs(model: nn.Module, in_shape: tuple, *, seed: int, factor: float = 3.0,
                   minimum: int = 8) -> torch.Tensor:
-    """Gaussian inputs (N, *in_shape) with N * outputs >= factor * D (and N >= minimum)."""
-    dt = next(model.parameters()).dtype
+    """Gaussian inputs (N, *in_shape) with N * outputs >= factor * D (and N >= minimum), on
+    the model's device and dtype."""
+    p0 = next(model.parameters())
     D = sum(p.numel() for p in model.parameters())
     with torch.no_grad():
-        o = model(torch.zeros(1, *in_shape, dtype=dt)).numel()
+        o = model(torch.zeros(1, *in_shape, dtype=p0.dtype, device=p0.device)).numel()
     N = max(int(minimum), math.ceil(factor * D / o))
     gen = torch.Generator().manual_seed(int(seed))
-    return torch.randn(N, *in_shape, generator=gen, dtype=dt)
+    return torch.randn(N, *in_shape, generator=gen, dtype=p0.dtype).to(p0.device)

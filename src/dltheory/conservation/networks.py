@@ -17,30 +17,44 @@ from .models import MHA, MoE, SwiGLU, _init
 
 
 class TinyLM(nn.Module):
-    """Embedding -> RoPE-MHA (causal) -> top-k SwiGLU-MoE -> unembedding, with residuals.
+    """Embedding -> n_layers x [RoPE-MHA (causal) -> top-k SwiGLU-MoE] -> unembedding, with
+    residuals and no normalisation layers.
 
-    ids (B, T) int -> logits (B, T, V). ``X = emb(ids)``, ``Y = X + attn(X)``,
-    ``Z = Y + moe(Y)``, ``logits = unembed(Z)``.
+    ids (B, T) int -> logits (B, T, V). Per layer: ``Y = X + attn(X)``, ``X' = Y + moe(Y)``.
+    Layer l's parameters are ``layers.l.attn.*`` and ``layers.l.moe.*``.
     """
 
     def __init__(self, V: int, d: int, H: int, dk: int, dv: int, T: int, E: int, m: int,
-                 topk: int = 2, *, gen=None):
+                 topk: int = 2, *, n_layers: int = 1, gen=None):
         super().__init__()
+        if int(n_layers) != n_layers or n_layers < 1:
+            raise ValueError(f"n_layers must be a positive integer, got {n_layers!r}")
         self.emb = nn.Embedding(V, d)
         with torch.no_grad():
             self.emb.weight.copy_(torch.randn(V, d, generator=gen, dtype=self.emb.weight.dtype))
-        self.attn = MHA(d, H, dk, dv, T, pe="rope", causal=True, gen=gen)
-        self.moe = MoE(d, m, E, topk=topk, gen=gen)
+        self.layers = nn.ModuleList(
+            nn.ModuleDict({"attn": MHA(d, H, dk, dv, T, pe="rope", causal=True, gen=gen),
+                           "moe": MoE(d, m, E, topk=topk, gen=gen)})
+            for _ in range(int(n_layers)))
         self.unembed = nn.Linear(d, V, bias=False)
         _init(self.unembed.weight, gen)
 
     def forward(self, ids):
         X = self.emb(ids)
-        Y = X + self.attn(X)
-        return self.unembed(Y + self.moe(Y))
+        for layer in self.layers:
+            Y = X + layer["attn"](X)
+            X = Y + layer["moe"](Y)
+        return self.unembed(X)
 
     def law_families(self) -> list[LawFamily]:
-        return laws_for(self.attn, "attn.") + laws_for(self.moe, "moe.")
+        """The block laws of every layer; family names get the suffix ``.l`` for layers
+        l >= 1 (layer 0 keeps the plain names: qk_rope, vo, experts, router_sum)."""
+        fams = []
+        for i, layer in enumerate(self.layers):
+            for f in (laws_for(layer["attn"], f"layers.{i}.attn.")
+                      + laws_for(layer["moe"], f"layers.{i}.moe.")):
+                fams.append(LawFamily(f.name if i == 0 else f"{f.name}.{i}", f.fn, f.kind))
+        return fams
 
 
 def patchify(images: torch.Tensor, patch: int) -> torch.Tensor:

@@ -23,10 +23,11 @@ from .models import SplitNet, ZeroInitBlock, insert_block, postnorm_mlp
 
 def train(model: torch.nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: int,
           lr: float = 3e-3, wd: float = 0.05, batch_size: int = 128, seed: int = 0,
-          params=None, warmup_steps: int = 0) -> list[float]:
+          params=None, warmup_steps: int = 0, stop_at: float | None = None) -> list[float]:
     """AdamW on unclipped cross-entropy for ``epochs`` passes over (X, y); only ``params``
-    (default: all) are updated. Linear warmup over ``warmup_steps``. Returns the mean
-    training loss of each epoch."""
+    (default: all) are updated. Linear warmup over ``warmup_steps``. With ``stop_at``,
+    stops after the first epoch whose mean training loss is <= stop_at (early stopping to a
+    matched training loss). Returns the mean training loss of each epoch run."""
     if epochs < 0 or lr <= 0 or batch_size < 1:
         raise ValueError(f"need epochs >= 0, lr > 0, batch_size >= 1; got epochs={epochs}, "
                          f"lr={lr}, batch_size={batch_size}")
@@ -51,6 +52,8 @@ def train(model: torch.nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: i
             tot += float(loss.detach()) * len(idx)
             step += 1
         hist.append(tot / n)
+        if stop_at is not None and hist[-1] <= stop_at:
+            break
     model.eval()
     return hist
 
@@ -144,13 +147,15 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
 
 def train_old(pool: Pool, *, n: int, width: int, depth: int, epochs: int, seed: int,
               lr: float = 3e-3, wd: float = 0.05, batch_size: int = 128,
-              warmup_steps: int = 0) -> tuple[SplitNet, list[float]]:
-    """Build and train a post-norm residual MLP on the first ``n`` training samples."""
+              warmup_steps: int = 0, stop_at: float | None = None
+              ) -> tuple[SplitNet, list[float]]:
+    """Build and train a post-norm residual MLP on the first ``n`` training samples
+    (``stop_at``: early-stop at that training loss, see ``train``)."""
     Xs, ys = pool.train_subset(n)
     model = postnorm_mlp(Xs.shape[1], pool.n_classes, width=width, depth=depth, seed=seed)
     model = model.to(device=Xs.device, dtype=Xs.dtype)
     hist = train(model, Xs, ys, epochs=epochs, lr=lr, wd=wd, batch_size=batch_size, seed=seed,
-                 warmup_steps=warmup_steps)
+                 warmup_steps=warmup_steps, stop_at=stop_at)
     return model, hist
 
 

@@ -41,8 +41,9 @@
 # from scratch and are checked numerically here; they match the summary's Theorem 4.1 up to
 # constant factors (see *Conventions*). The definitions of $\ell$-order, PD and the four
 # regimes follow the summary; the exact figure sizes of the paper are unknown. The
-# nonlinear experiments (ResNet-18 on CIFAR-100, transformers on modular addition) are not
-# reproduced here.
+# nonlinear experiments (ResNet-18 on CIFAR-100, transformers on modular addition) are
+# replaced by small CPU stand-ins of this book's own design (a ReLU net on digits, a tiny
+# transformer on $\mathbb Z_{30}$); their verdicts are soft.
 # ```
 
 # %% tags=["remove-cell"]
@@ -68,11 +69,12 @@ LAM_PT_SMALL = (-0.8, 0.0, 0.8)
 GAMMA_SMALL = 0.3  # readout re-init for the small FT checks
 # §3: (ℓ, PD) grids
 GRID = runtime.by_scale(SCALE, 60, 200, 200)
-# §4-8: the teacher-student sweeps (ρ_PT = 0.2 everywhere)
+# §4-8: the teacher-student sweeps (ρ_PT = 0.2 everywhere). The exact minimisers run in
+# NumPy on the CPU at every scale; `paper` is untested here (estimated 30-60 min)
 C_PT, GAMMA = 1e-3, 1e-3  # "small" PT scale and readout re-init of the regime settings
-D_SIM = runtime.by_scale(SCALE, 400, 1000, 4000)
-SEEDS_SIM = runtime.by_scale(SCALE, 8, 3, 20)
-ALPHAS_SIM = runtime.by_scale(SCALE, [0.15, 0.3], [0.15, 0.3, 0.5], [0.1, 0.15, 0.2, 0.3, 0.4, 0.5])
+D_SIM = runtime.by_scale(SCALE, 400, 1000, 2000)
+SEEDS_SIM = runtime.by_scale(SCALE, 8, 3, 10)
+ALPHAS_SIM = runtime.by_scale(SCALE, [0.15, 0.3], [0.15, 0.3, 0.5], [0.1, 0.2, 0.3, 0.5])
 ALPHAS_THEORY = runtime.by_scale(SCALE, 10, 30, 60)  # points on each replica curve
 D_GD, ALPHA_GD = runtime.by_scale(SCALE, 200, 300, 1000), 0.3  # networks trained by GD
 LAMS = [-1.0, -0.999, -0.99, -0.9, -0.5, 0.0, 0.5, 1.0]
@@ -83,6 +85,9 @@ N_NODES = runtime.by_scale(SCALE, 81, 121, 161)  # Gauss-Hermite nodes of the re
 VISION_PT_STEPS = runtime.by_scale(SCALE, 200, 300, 1000)
 VISION_SEEDS = runtime.by_scale(SCALE, 3, 5, 10)
 VISION_N = runtime.by_scale(SCALE, [10, 30], [10, 30, 100], [10, 20, 50, 100, 200])
+# §8: one-layer transformer on modular addition (p = 30); not run at smoke (CPU budget)
+MODADD_SEEDS = runtime.by_scale(SCALE, 0, 3, 5)
+MODADD_STEPS = runtime.by_scale(SCALE, (600, 150), (600, 150), (2000, 500))  # (PT, FT) AdamW steps
 
 # %%
 import time
@@ -102,13 +107,18 @@ from dltheory.pretrain_finetune import (
     SUBSET,
     DiagWeights,
     Task,
+    binary_task,
+    finetune_mlp,
     flow_weights_from_beta,
     ft_scales,
     invariants,
     l_order_pd,
     learned_l_pd,
+    mean_ci,
     min_l1,
     min_l2,
+    pretrain_mlp,
+    pt_then_ft,
     readout_reinit,
     rebalance,
     replica_error,
@@ -120,7 +130,6 @@ from dltheory.pretrain_finetune import (
     train_gd,
     uniform_init,
 )
-from dltheory.pretrain_finetune.vision import binary_task, finetune_mlp, mean_ci, pretrain_mlp
 
 rt = runtime.setup(SCALE)
 plotting.use_style()
@@ -534,7 +543,7 @@ sweep_err = {k: np.array([replica_error(task, a, C_PT, lam, GAMMA, n_nodes=N_NOD
 best = {k: LAMS[int(np.argmin(v))] for k, v in sweep_err.items()}
 tab = pd.DataFrame({f"{k[0]}, a={k[1]}": v for k, v in sweep_err.items()}, index=[f"lam={x:g}" for x in LAMS]).T
 tab["best lambda"] = [best[k] for k in sweep_err]
-runtime.display(tab.round(3))
+runtime.display(tab.round(3).reset_index(names="task, alpha_FT"))
 
 # %%
 fig, ax = plt.subplots(figsize=(8, 3.6))
@@ -616,7 +625,10 @@ ledger.check("PF.learned_path.tradeoff", "learned points satisfy l + PD >= 1", f
 # The learned solution starts near the sparse, PT-independent corner and slides towards
 # the lazy, PT-dependent corner; the intermediate $\lambda_{PT}$ (regime IV) sit in the
 # interior, close to the edge $\ell + \mathrm{PD} = 1$, as far from both pure corners as the
-# trade-off allows.
+# trade-off allows. "About $(1, 0)$" is checked with a tolerance of 0.25 in sup-norm (our
+# choice; the issue gives none): at $\lambda_{PT}=-1$ the $\ell$-order exceeds 1 by a
+# logarithmic correction, $\ell \approx 1 + 1/(\log(2|\beta|/c_d) - 1)$, and more so on
+# coordinates that FT has not yet recovered.
 #
 # ## 7. Imperfect pretraining
 #
@@ -706,7 +718,7 @@ for seed in range(VISION_SEEDS):
             vis_rows.append({"seed": seed, "n": n, "intervention": name, "acc": o.test_acc,
                              "PR pre": o.pr_pre, "PR post": o.pr_post, "ENSD": o.ensd})
 vis_df = pd.DataFrame(vis_rows)
-runtime.display(vis_df.groupby(["intervention", "n"])[["acc", "PR post", "ENSD"]].mean().round(3))
+runtime.display(vis_df.groupby(["intervention", "n"])[["acc", "PR post", "ENSD"]].mean().round(3).reset_index())
 
 # %%
 fig, ax = plt.subplots(figsize=(5.4, 3.5))
@@ -732,7 +744,7 @@ def paired(a, b, ns=None):
 def soft_sign_claim(id_, statement, diffs, note=""):
     """PASS/NOT REPRODUCED only when the 95% interval excludes 0; else INCONCLUSIVE."""
     m, lo, hi = mean_ci(diffs)
-    note = f"mean {m:+.4f}, 95% CI [{lo:+.4f}, {hi:+.4f}] over {len(diffs)} (seed, n) pairs" + (f"; {note}" if note else "")
+    note = f"mean {m:+.4f}, 95% CI [{lo:+.4f}, {hi:+.4f}] over {len(diffs)} paired samples" + (f"; {note}" if note else "")
     if lo > 0 or hi < 0:
         ledger.check(id_, statement, m, lo=0.0, kind="soft", note=note)
     else:
@@ -757,17 +769,41 @@ if ensd_ratio >= 0.8:
 else:
     ledger.check("PF.vision.pr_ensd", "kappa=0.25: ENSD stays high (ENSD/PR_post >= 0.8) while PR falls",
                  ensd_ratio, lo=0.8, kind="soft", note=pr_note)
-ledger.inconclusive("PF.transformer.new_prime", "modular addition: lower embedding scale helps more with a new prime factor",
-                    note="not run in this chapter version (CPU budget); no measurement to report")
-
 # %% [markdown]
 # On this stand-in, shrinking the first layer before fine-tuning (the $\lambda_{PT}<0$
 # lever) helps at small $n$, compresses the hidden representation (PR falls) and keeps
 # what remains aligned with the pretrained one (ENSD close to the new PR), the
 # "PT-dependent rich" signature. The ledger gives each effect with its seed-level 95%
-# interval; an interval that covers zero is reported as INCONCLUSIVE, not as a result. The
-# transformer experiment on modular addition was not run.
+# interval; an interval that covers zero is reported as INCONCLUSIVE, not as a result.
 #
+# **Modular addition.** A one-layer transformer (width 64, 4 heads) is pretrained on
+# $(a+b) \bmod 6$ for $a, b \in \mathbb Z_{30}$, then fine-tuned (new readout, 30% of the
+# pairs, a fixed budget of AdamW steps) on $(a+b) \bmod 3$ (a prime factor PT already
+# uses) or on $\bmod 5$ and $\bmod 10$ (a new prime factor), with the token embedding
+# multiplied by $\kappa_{emb}\in\{0.25, 1\}$ before FT. The claim is that the smaller
+# embedding helps more on tasks with a new prime factor. Caveats: the FT budget is short,
+# so this measures how *fast* FT generalises, and the mod-3 task is near its ceiling either
+# way. The protocol is this book's own.
+
+# %%
+if MODADD_SEEDS:
+    ma_rows = [{"seed": seed, "modulus": r.modulus, "kappa_emb": r.kappa, "test acc": r.test_acc}
+               for seed in range(MODADD_SEEDS)
+               for r in pt_then_ft(30, 6, [3, 5, 10], [0.25, 1.0], frac=0.3, pt_steps=MODADD_STEPS[0],
+                                   ft_steps=MODADD_STEPS[1], seed=SEED + seed)]
+    ma_df = pd.DataFrame(ma_rows)
+    runtime.display(ma_df.pivot_table(index="modulus", columns="kappa_emb", values="test acc").round(3).reset_index())
+    piv = ma_df.pivot_table(index=["seed", "modulus"], columns="kappa_emb", values="test acc")
+    gain = (piv[0.25] - piv[1.0]).unstack("modulus")  # rows: seeds
+    soft_sign_claim("PF.transformer.new_prime", "modular addition: embedding scale 0.25 helps more on new-prime tasks "
+                    "(gain on mod 5/10 minus gain on mod 3)",
+                    ((gain[5] + gain[10]) / 2 - gain[3]).to_numpy(),
+                    note=f"{MODADD_STEPS[1]} FT steps; mean gains {gain.mean().round(3).to_dict()}")
+else:
+    ledger.inconclusive("PF.transformer.new_prime", "modular addition: lower embedding scale helps more with a new prime factor",
+                        note="not run at smoke scale (CPU budget); run at standard or paper")
+
+# %% [markdown]
 # ## Claims
 #
 # Every claim of the chapter, what was measured at this scale and the verdict.

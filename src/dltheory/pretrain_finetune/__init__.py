@@ -25,6 +25,7 @@ from .data import (
     sample_teachers,
 )
 from .experiments import REGIMES, FTRun, learned_l_pd, run_exact, run_gd_ft
+from .modarith import ModArithResult, TinyTransformer, pt_then_ft
 from .model import (
     DiagWeights,
     GDResult,
@@ -50,6 +51,7 @@ from .replica import (
     replica_pt_error,
 )
 from .representations import ensd, participation_ratio
+from .vision import FTOutcome, MLPParams, binary_task, finetune_mlp, mean_ci, pretrain_mlp
 
 __all__ = [
     "BiasSolution", "ft_scales", "h", "min_l1", "min_l2", "potential", "solve_bias",
@@ -63,4 +65,6 @@ __all__ = [
     "ReplicaResult", "ScalarChannel", "ft_atoms", "gauss_hermite", "prox", "prox_deriv",
     "replica_error", "replica_pt_error",
     "ensd", "participation_ratio",
+    "ModArithResult", "TinyTransformer", "pt_then_ft",
+    "FTOutcome", "MLPParams", "binary_task", "finetune_mlp", "mean_ci", "pretrain_mlp",
 ]

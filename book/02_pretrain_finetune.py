@@ -26,7 +26,7 @@
 #
 # ```{admonition} Takeaway
 # Fine-tuning a diagonal network from pretrained weights minimises
-# $\sum_d c_d\,h(\beta_d/c_d)$ with $c_d = (1+\lambda_{PT})(c_{PT}+\sqrt{c_{PT}^2+\beta_{PT,d}^2})+\gamma_{FT}^2$.
+# $\sum_d c_d\,\psi(\beta_d/c_d)$ with $c_d = (1+\lambda_{PT})(c_{PT}+\sqrt{c_{PT}^2+\beta_{PT,d}^2})+\gamma_{FT}^2$.
 # Its sparsity ($\ell$-order) and its reliance on pretrained features (PD) trade off:
 # $1 \le \ell + \mathrm{PD} \le 2$. Which corner generalises best depends on the task:
 # full overlap wants lazy reuse ($\lambda_{PT}=+1$); a sparse subset of the PT features
@@ -146,11 +146,11 @@ T_START = time.process_time()
 # | $\tau$, $k$, $t=\tau k$ | GD step size, step, time (the prologue's notation; the issue's "lr") |
 # | $c=w_0^2+v_0^2$, $\lambda=(w_0^2-v_0^2)/c$ | absolute and relative PT scale ($w$ = first layer) |
 # | $\gamma$ (= $\gamma_{FT}$) | readout re-initialisation before FT: $v_\pm(0)=\gamma$ |
-# | $h(x) = x\,\mathrm{asinh}\,x - \sqrt{1+x^2} + 1$ | hyperbolic entropy |
+# | $\psi(x) = x\,\mathrm{asinh}\,x - \sqrt{1+x^2} + 1$ | hyperbolic entropy ($h$ stays the prologue's conservation law) |
 #
 # **Mapping to the paper.** The paper (per the summary) writes the FT potential as Azulay et
 # al.'s $q_k$ with $\sqrt{k_d} = 2c_{PT}(1+\lambda_{PT})(1+\sqrt{1+\beta_{PT,d}^2/c_{PT}^2}) + \gamma^2$.
-# Since $q_k(z) = \tfrac12 c_d\,h(z/c_d)$ when $\sqrt k = 2c_d$, this is our potential with
+# Since $q_k(z) = \tfrac12 c_d\,\psi(z/c_d)$ when $\sqrt k = 2c_d$, this is our potential with
 # $c_d = \sqrt{k_d}/2$ and $\gamma_{\text{here}}^2 = \gamma_{\text{paper}}^2/2$. The first
 # author's code uses an absolute $\lambda_{\text{code}} = c\,\lambda$. Constant rescalings
 # move transitions along the $c$ and $\gamma$ axes by $O(1)$ factors; they change no
@@ -218,8 +218,10 @@ ax.legend()
 runtime.show(fig, "pf_flow_vs_gd")
 
 # %% [markdown]
-# Both errors sit on the dotted slope-1 line: GD differs from gradient flow by $O(\tau)$,
+# Both errors run parallel to the dotted slope-1 line: GD differs from gradient flow by $O(\tau)$,
 # so halving the step halves the error, and the closed form *is* the $\tau \to 0$ limit.
+# For the conservation laws this is the prologue's drift bound $C\tau^2 k$ read at the end of
+# training: reaching a fixed time $t$ takes $k = t/\tau$ steps, so the drift is $O(\tau)$.
 
 # %%
 err = flow_df["max |W_GD - W_closed|"].to_numpy()
@@ -239,22 +241,22 @@ ledger.check("PF.flow.invariants", "w^2 - v^2 = c*lam and w+w- + v+v- = c drift 
 # ## 2. The implicit bias of PT and of FT
 #
 # Because $\beta = c\sinh(2s)$ with $s \in \mathrm{row}(X)$, the GD solution satisfies the
-# optimality conditions of a convex problem. With $h'(x) = \mathrm{asinh}\,x$:
+# optimality conditions of a convex problem. With $\psi'(x) = \mathrm{asinh}\,x$:
 #
 # $$
-# \hat\beta_{PT} = \arg\min_{X_{PT}\beta = y_{PT}} \sum_d c\,h(\beta_d/c).
+# \hat\beta_{PT} = \arg\min_{X_{PT}\beta = y_{PT}} \sum_d c\,\psi(\beta_d/c).
 # $$
 #
-# $h$ behaves like $x^2/2$ near 0 and like $|x|\log|x|$ far out: large $c$ gives the
+# $\psi$ behaves like $x^2/2$ near 0 and like $|x|\log|x|$ far out: large $c$ gives the
 # minimum-$\ell_2$ interpolant (lazy), small $c$ approaches minimum $\ell_1$ (rich).
 #
 # **FT with rebalanced pathways.** Before FT we set both first layers to
 # $a_d = w_{+,d} + w_{-,d}$ and the readouts to $\gamma$, so $\beta_{FT}(0) = 0$. The same
-# argument gives the FT potential $\sum_d c_d\,h(\beta_d/c_d)$ with $c_d = a_d^2 + \gamma^2$.
+# argument gives the FT potential $\sum_d c_d\,\psi(\beta_d/c_d)$ with $c_d = a_d^2 + \gamma^2$.
 # The closed form of §1 gives $a_d^2 = (1+\lambda)(c + \sqrt{c^2+\beta_{PT,d}^2})$:
 #
 # $$
-# \hat\beta_{FT} = \arg\min_{X_{FT}\beta = y_{FT}} \sum_d c_d\,h\!\left(\frac{\beta_d}{c_d}\right),
+# \hat\beta_{FT} = \arg\min_{X_{FT}\beta = y_{FT}} \sum_d c_d\,\psi\!\left(\frac{\beta_d}{c_d}\right),
 # \qquad c_d = (1+\lambda_{PT})\Big(c_{PT} + \sqrt{c_{PT}^2 + \beta_{PT,d}^2}\Big) + \gamma^2 .
 # $$
 #
@@ -277,7 +279,7 @@ for i, (c, lam) in enumerate(configs):
     pt_gap, pt_sep = max(pt_gap, gap), min(pt_sep, d1, d2)
     rows.append({"c": c, "lambda": lam, "max|b_GD - b_Q|": gap, "||b_Q - b_l1||": d1, "||b_Q - b_l2||": d2})
 runtime.display(pd.DataFrame(rows))
-ledger.check("PF.bias.pt", "GD-pretrained beta = argmin sum c h(beta/c) (max |diff|, tau=0.01)", pt_gap, hi=5e-3)
+ledger.check("PF.bias.pt", "GD-pretrained beta = argmin sum c psi(beta/c) (max |diff|, tau=0.01)", pt_gap, hi=5e-3)
 ledger.check("PF.bias.pt_not_l1_l2", "the PT minimiser differs from min-l1 and min-l2 (min Euclidean distance)",
              pt_sep, lo=0.25)
 
@@ -287,7 +289,7 @@ ledger.check("PF.bias.pt_not_l1_l2", "the PT minimiser differs from min-l1 and m
 # weights, once with rebalanced pathways and once the way earlier work did it (keep
 # $w_\pm$, set $v_\pm=\gamma$). The latter starts from $\beta_{FT}(0) = \gamma(w_+ - w_-)\neq 0$
 # and its potential is *tilted*:
-# $Q_d(\beta) = r_d\,h(\beta/r_d) - \varphi_d\beta$, with $\bar c_d = (w_+^2+w_-^2)/2+\gamma^2$,
+# $Q_d(\beta) = r_d\,\psi(\beta/r_d) - \varphi_d\beta$, with $\bar c_d = (w_+^2+w_-^2)/2+\gamma^2$,
 # $\beta_{0,d} = \gamma(w_+-w_-)$, $r_d = \sqrt{\bar c_d^2-\beta_{0,d}^2}$ and
 # $\varphi_d = \mathrm{asinh}(\beta_{0,d}/r_d)$. The tilt makes the FT bias depend on the
 # *sign* of the pretrained coefficients; rebalancing removes it and leaves an even potential.
@@ -314,7 +316,7 @@ for i, (c, lam) in enumerate(configs):
     rows.append({"c": c, "lambda": lam, "rebalanced: max|GD - Q|": g1,
                  "not rebalanced: max|GD - tilted Q|": g2, "max|tilted - rebalanced|": np.abs(b_til - b_reb).max()})
 runtime.display(pd.DataFrame(rows))
-ledger.check("PF.bias.ft", "rebalanced FT: GD = argmin sum c_d h(beta/c_d) (max |diff|, tau=0.01)", gap_reb, hi=5e-3)
+ledger.check("PF.bias.ft", "rebalanced FT: GD = argmin sum c_d psi(beta/c_d) (max |diff|, tau=0.01)", gap_reb, hi=5e-3)
 ledger.check("PF.bias.ft_tilted", "non-rebalanced FT: GD = argmin of the tilted potential (max |diff|)",
              gap_til, hi=5e-3, note=f"tilted vs rebalanced minimisers differ by up to {til_vs_reb:.2f}")
 
@@ -339,9 +341,9 @@ runtime.display(pd.DataFrame([{"check": k, "max |diff|": np.abs(a - b).max()} fo
 # %% [markdown]
 # ## 3. The shape of the FT potential: four regimes and a trade-off
 #
-# Two numbers summarise the per-coordinate cost $Q_d = c_d h(|\beta_{FT,d}|/c_d)$:
+# Two numbers summarise the per-coordinate cost $Q_d = c_d \psi(|\beta_{FT,d}|/c_d)$:
 #
-# * the **$\ell$-order** $\ell = \partial\log Q_d/\partial\log|\beta_{FT,d}| = x\,\mathrm{asinh}(x)/h(x)$,
+# * the **$\ell$-order** $\ell = \partial\log Q_d/\partial\log|\beta_{FT,d}| = x\,\mathrm{asinh}(x)/\psi(x)$,
 #   $x = |\beta_{FT,d}|/c_d$: 1 is $\ell_1$-like (sparse), 2 is $\ell_2$-like;
 # * the **pretraining dependence** $\mathrm{PD} = \partial\log Q_d/\partial\log|\beta_{PT,d}|$:
 #   0 means the cost ignores pretraining, $-1$ means it is inversely proportional to the
@@ -433,7 +435,7 @@ ledger.check("PF.tradeoff", "1 <= l + PD <= 2 on the whole grid (max violation)"
 # $u = B + \tau Z$ solved with the potential's proximal map:
 #
 # $$
-# \eta(u) = \arg\min_b \tfrac12 (b-u)^2 + \theta\, C\,h(b/C)
+# \eta(u) = \arg\min_b \tfrac12 (b-u)^2 + \theta\, C\,\psi(b/C)
 # \;\Leftrightarrow\; b + \theta\,\mathrm{asinh}(b/C) = u,
 # \qquad \eta'(u) = \frac{1}{1 + \theta/\sqrt{C^2+\eta^2}},
 # $$
@@ -649,7 +651,7 @@ imp_df = pd.DataFrame(imp_rows)
 runtime.display(imp_df.round(4))
 
 # %%
-fig, ax = plt.subplots(figsize=(5.4, 3.5))
+fig, ax = plt.subplots(figsize=(7.4, 3.5))
 for i, (_, row) in enumerate(imp_df.iterrows()):
     v = np.array([row[f"lam={lam:g}"] for lam in lams_imp])
     plotting.theory(ax, np.arange(len(lams_imp)), v, color=plotting.color(i), marker="o", ms=3,
@@ -658,7 +660,7 @@ ax.set_xticks(np.arange(len(lams_imp)), [f"{x:g}" for x in lams_imp])
 ax.set_xlabel(r"$\lambda_{PT}$")
 ax.set_ylabel("FT error (replica)")
 ax.set_title(f"Imperfect PT, full overlap ({plotting.scale_tag(SCALE)})")
-ax.legend(fontsize=6)
+ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
 runtime.show(fig, "pf_imperfect_pt")
 
 # %%

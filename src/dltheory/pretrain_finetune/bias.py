@@ -1,6 +1,7 @@
 """Implicit-bias potentials of PT and FT and their exact constrained minimisers.
 
-Hyperbolic entropy (Woodworth et al.; Azulay et al.), convex, ``h(0) = 0``,
+Hyperbolic entropy (Woodworth et al.; Azulay et al.; written ψ in the book, where h is the
+prologue's conservation law), convex, ``h(0) = 0``,
 ``h'(x) = asinh x``, conjugate ``h*(s) = cosh s − 1``::
 
     h(x) = x asinh(x) − √(1+x²) + 1 = x asinh(x) − x² / (1 + √(1+x²))   (stable form)

@@ -68,7 +68,6 @@ def test_dual_newton_weighted_and_tilted_kkt():
 
 
 def test_gd_pt_then_ft_matches_potentials():
-    torch.set_default_dtype(torch.float64)
     X, y = _data(seed=1, d=20, n=12, k=3)
     Xb, yb = torch.as_tensor(X[None]), torch.as_tensor(y[None])
     c, lam, gamma, tau = 0.3, -0.4, 0.3, 0.02

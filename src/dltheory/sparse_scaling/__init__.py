@@ -30,6 +30,7 @@ from .linear import (
     dense_ridge_path,
     feature_moments,
     gaussian_features,
+    loss_bayes_readout,
     loss_infinite_data,
     loss_infinite_width,
     observe,
@@ -38,6 +39,7 @@ from .linear import (
     ridge_path,
 )
 from .sweeps import (
+    bayes_grid,
     dense_infinite_width,
     dense_n_sweep,
     oracle_grid,
@@ -61,11 +63,11 @@ from .theory import (
 )
 
 __all__ = [
-    "Entries", "Observed", "SparseSpectrum", "brute_force_fit", "compute_cost", "de_constant",
+    "Entries", "Observed", "SparseSpectrum", "bayes_grid", "brute_force_fit", "compute_cost", "de_constant",
     "dense_infinite_width", "dense_loss_infinite_width", "dense_n_sweep", "dense_ridge_path", "envelope_frontier", "expected_floor",
     "expected_observed", "fail_probability", "feature_moments", "floor_constant",
     "frontier_exponents", "gaussian_features", "gd_diverged", "heaps_constant",
-    "hessian_top_eigs", "kappa", "loss_de", "loss_infinite_data", "loss_infinite_width",
+    "hessian_top_eigs", "kappa", "loss_bayes_readout", "loss_de", "loss_infinite_data", "loss_infinite_width",
     "observe", "oracle_grid", "sparse_infinite_width", "sparse_n_sweep", "overparam_loss", "peak_location", "population_step", "reduced_fit",
     "relu", "ridge_path", "run_gd", "sample_dense", "sample_entries", "sample_problem",
     "sample_sparse", "spectrum", "spike_fail_probability", "two_term_frontier_exponents",

@@ -180,6 +180,20 @@ def ridge_path(obs: Observed, u: torch.Tensor, S: torch.Tensor, mus_rel, *,
     return torch.stack([observed, leak, floor], 1).cpu().numpy()
 
 
+def loss_bayes_readout(obs: Observed, u: torch.Tensor, S: torch.Tensor) -> float:
+    """E_w l of the Bayes-optimal readout given the data: theta = S^-1 V Lam_o w_obs.
+
+    With noise-free data, w_obs is identified (when X_obs has full column rank) and the
+    unobserved w_j keep their prior mean 0, so the posterior-mean readout minimises
+    E[l | data]. Its loss is  sum_j lambda_j tau_j - tr(S^-1 V Lam_o^2 T_o V^T):
+    the never-seen floor T_obs plus the model-limited error on the observed coordinates.
+    """
+    V = u[:, torch.as_tensor(obs.obs, device=u.device)]
+    S2o = (V * (obs.lam_obs**2 * obs.tau_obs)) @ V.T
+    C = torch.linalg.cholesky(S)
+    return obs.total - float(torch.cholesky_solve(S2o, C).diagonal().sum())
+
+
 def loss_infinite_width(obs: Observed) -> float:
     """E_w l at N = infinity (min-norm in x-space): T_obs + sum_obs lambda_k tau_k (1 - P_kk).
 

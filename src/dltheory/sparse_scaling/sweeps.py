@@ -13,6 +13,7 @@ from .data import SparseSpectrum, sample_dense, sample_sparse
 from .linear import (
     dense_loss_infinite_width,
     dense_ridge_path,
+    loss_bayes_readout,
     loss_infinite_width,
     observe,
     ridge_path,
@@ -69,12 +70,29 @@ def dense_n_sweep(spec: SparseSpectrum, u: torch.Tensor, S: torch.Tensor, D: int
 
 def oracle_grid(spec: SparseSpectrum, u: torch.Tensor, S: torch.Tensor, Ns, Ds, mus_rel,
                 seed, device=None) -> tuple[np.ndarray, np.ndarray]:
-    """Oracle-ridge E_w l on the (N, D) grid, shape (len(Ns), len(Ds)), and rank per D."""
+    """Oracle-ridge E_w l on the (N, D) grid, shape (len(Ns), len(Ds)), and rank per D.
+
+    The data sets are nested (the first D rows of one stream of max(Ds) samples), so each
+    column is one learning curve and the D-direction noise is correlated, as in training.
+    """
     out = np.empty((len(Ns), len(Ds)))
     ranks = np.empty(len(Ds), dtype=int)
+    X_all = sample_sparse(spec, int(max(Ds)), seed)
     for i, D in enumerate(Ds):
-        obs = observe(sample_sparse(spec, int(D), [seed, i]), spec, device=device)
+        obs = observe(X_all[: int(D)], spec, device=device)
         ranks[i] = obs.rank
         for k, N in enumerate(map(int, Ns)):
             out[k, i] = ridge_path(obs, u[:N], S[:N, :N], mus_rel).min()
     return out, ranks
+
+
+def bayes_grid(spec: SparseSpectrum, u: torch.Tensor, S: torch.Tensor, Ns, Ds, seed,
+               device=None) -> np.ndarray:
+    """E_w l of the Bayes-optimal readout on the (N, D) grid, (len(Ns), len(Ds)); nested data."""
+    out = np.empty((len(Ns), len(Ds)))
+    X_all = sample_sparse(spec, int(max(Ds)), seed)
+    for i, D in enumerate(Ds):
+        obs = observe(X_all[: int(D)], spec, device=device)
+        for k, N in enumerate(map(int, Ns)):
+            out[k, i] = loss_bayes_readout(obs, u[:N], S[:N, :N])
+    return out

@@ -106,9 +106,9 @@ FRONTIER_N_WINDOW = (16, 512)
 M_GD, N_GD, GD_C = 4096, 16, 1.5
 D_GD = runtime.by_scale(SCALE, [30, 100, 300, 1000, 3000, 10_000],
                         [30, 100, 300, 1000, 3000, 10_000, 30_000],
-                        [30, 100, 300, 1000, 3000, 10_000, 30_000, 100_000])
+                        [30, 100, 300, 1000, 3000, 10_000, 30_000])
 GD_D_WINDOW = (100, 1e9)                  # fit window: above it two-hit events (~D^-1.5) matter
-GD_U_SEEDS = runtime.by_scale(SCALE, 16, 24, 64)
+GD_U_SEEDS = runtime.by_scale(SCALE, 16, 24, 32)
 GD_TRIALS = runtime.by_scale(SCALE, 1000, 2000, 4000)   # per u-seed and D
 GD_SHOWN, GD_STEPS, GD_MARGIN = 3, 2000, 0.05
 # ReLU random features (section 10)
@@ -902,7 +902,11 @@ ledger.check("SS.alpha1_sweep", "alpha_N/alpha_D tracks a1 + 1 across a1 at fixe
 # ## 12. Claims
 #
 # Each row is one check of this chapter: the measured value, the prediction and the
-# tolerance. Hard claims must pass at every scale; soft ones are reported honestly.
+# tolerance. Hard claims must pass at every scale; soft ones are reported honestly. Where
+# the issue gives one tolerance for a two-part claim, the second part has its own id (for
+# example `SS.combined_law.b`). The `paper` sizes in the parameters cell have not been run
+# yet (no GPU was available when this chapter was written); sampling and the GD trials
+# stay on the CPU at every scale.
 
 # %%
 print(f"chapter wall time so far: {rt.elapsed():.1f} s")

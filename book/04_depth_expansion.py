@@ -915,6 +915,9 @@ plotting.loglog(axes[1], xlabel="round k", ylabel="first-order signal of the new
 axes[1].xaxis.set_major_locator(mticker.FixedLocator(pk["round"].to_numpy()))
 axes[1].xaxis.set_major_formatter(mticker.FormatStrFormatter("%d"))
 axes[1].xaxis.set_minor_locator(mticker.NullLocator())
+axes[1].yaxis.set_major_locator(mticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+axes[1].yaxis.set_major_formatter(mticker.FormatStrFormatter("%g"))
+axes[1].yaxis.set_minor_formatter(mticker.NullFormatter())
 gfit = fitting.loglog_fit(pk["round"], pk.gamma_pop)
 plotting.slope_line(axes[1], -1.0, anchor=(1, pk.gamma_pop.iloc[0]),
                     label="slope -1 (a = 1, G)")
@@ -954,8 +957,9 @@ else:
 # The signal of a freshly inserted block does not shrink from round to round here; if
 # anything it grows, as held-out gradients grow while the model fits its training set. So the
 # reconstructed assumption (G) fails at this scale, and with it the route to a power law.
-# The test loss drops over the first two rounds and then fluctuates while the training loss
-# keeps falling, so no steady power law can be fitted (the printed line gives the round with
+# The test loss drops over the first two rounds and then stops falling steadily (it wanders
+# up and down, or creeps back up) while the training loss keeps falling overall, so no
+# steady power law can be fitted (the printed line gives the round with
 # the best test loss). Whether finite data eventually stop the gains, as (G′) predicts, is
 # not resolved at this scale.
 #

@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # Chapter 1: conservation laws of SwiGLU, attention, RoPE and mixtures of experts
+# # Conservation laws of SwiGLU, attention, RoPE and mixtures of experts
 #
 # Gradient flow on a neural network often conserves some functions of the parameters
 # *whatever the data*: $h(\theta(t)) = h(\theta(0))$ for every data set and every loss.
@@ -128,9 +128,9 @@ def gen(seed):
 # \text{all inputs } x,\ \text{all outputs } a\}\quad\text{for all }\theta. \tag{1.1}
 # $$
 #
-# The paper solves this system of PDEs in $h$ by complexifying the input $x$ and using the
-# identity theorem for meromorphic functions, which is why LayerNorm and other
-# non-meromorphic pieces are outside its scope. **How many** independent laws are there?
+# According to a third-party summary, the paper solves this system of PDEs in $h$ by
+# complexifying the input $x$ and using the identity theorem for meromorphic functions,
+# which would be why LayerNorm and other non-meromorphic pieces are outside its scope. **How many** independent laws are there?
 # The span $W_\theta$ is not enough: rotation-like symmetries leave directions orthogonal to
 # $W_\theta$ that cannot be integrated into laws. Marcotte et al. (2023) showed via Frobenius'
 # theorem that the number of independent laws near $\theta$ is
@@ -237,7 +237,7 @@ for name in ORTH:
             c = cl.max_abs_cos(J, cl.law_gradients(model, fam))
             worst[fam.name] = max(worst.get(fam.name, 0.0), c)
     for fam_name, c in worst.items():
-        rows.append({"block": name, "law": fam_name, "max |cos|": c})
+        rows.append({"block": name, "law": fam_name, "max |cos|": f"{c:.1e}"})
     ledger.check(f"CL.orth.{name}", f"the {name} laws are orthogonal to every Jacobian row "
                  f"({ORTH_SEEDS} seeds)", measured=max(worst.values()), hi=1e-10)
 runtime.display(pd.DataFrame(rows))
@@ -269,11 +269,12 @@ for ctrl, (block, why) in CONTROLS.items():
 runtime.display(pd.DataFrame(rows))
 
 # %% [markdown]
-# Every claimed law sits at rounding level, every control at $10^{-2}$ to $10^{-1}$: the
-# SwiGLU law lives on the **linear** ("up") branch, the RoPE law depends on the pairing
-# convention of the implementation (with $d_k = 2$ there is a single pair and the two
-# conventions coincide, so this control uses $d_k = 4$), and under RoPE only the traces of the $2\times 2$ diagonal
-# blocks of $Q_i^\top Q_i - K_i^\top K_i$ survive.
+# Every claimed law sits at rounding level, every control far above it (a largest $|\cos|$ of
+# roughly 0.1 to 0.7): the SwiGLU law lives on the **linear** ("up") branch, the RoPE law
+# depends on the pairing convention of the implementation (with $d_k = 2$ there is a single
+# pair and the two conventions coincide, so this control uses $d_k = 4$), and under RoPE
+# only the traces of the $2\times 2$ diagonal blocks of $Q_i^\top Q_i - K_i^\top K_i$
+# survive.
 #
 # ## 4. Counting the laws
 #
@@ -336,9 +337,10 @@ runtime.show(fig, "cl_spectra")
 #
 # ### 4.1 Extensions: GLU variants and routing pitfalls
 #
-# The same machinery answers questions the paper does not state. GeGLU (GELU gate) keeps the
-# SwiGLU count; ReGLU doubles it (the ReLU gate adds its own rescaling), and the bilinear GLU has
-# more still. With top-1 routing *renormalised* over the kept expert, $g \equiv 1$: the router
+# The same machinery answers questions that the available summary does not state. GeGLU
+# (GELU gate) keeps the SwiGLU count; ReGLU doubles it (the ReLU gate adds its own
+# rescaling), and so does the bilinear GLU ($2m$: two rescalings per unit; $W$ alone has
+# lower rank there, but the brackets fill it). With top-1 routing *renormalised* over the kept expert, $g \equiv 1$: the router
 # receives no gradient at all and every router weight is conserved.
 
 # %%
@@ -526,10 +528,10 @@ runtime.show(fig, "cl_gd_collapse")
 #
 # * **SGD**: (1.3) still holds step by step, so $\alpha\approx 2$; the signs of $q(g_j)$ now
 #   fluctuate and the $k$ exponent can fall below 1 (a random-walk component).
-# * **Heavy-ball momentum** ($b_{k+1} = \beta b_k + g_k$): the update mixes gradients taken at
-#   earlier points, so the first-order term no longer vanishes exactly; it is $O(\tau^2)$
-#   per step but with a constant that grows as momentum builds up ($\beta \approx 2$ in $k$ at
-#   the start). For the continuous momentum *flow* Marcotte et al. (2024, arXiv:2405.12888)
+# * **Heavy-ball momentum** ($b_{k+1} = \mu b_k + g_k$, $\mu = 0.9$): the update mixes
+#   gradients taken at earlier points, so the first-order term no longer vanishes exactly; it
+#   is $O(\tau^2)$ per step but with a constant that grows as momentum builds up (a $k$
+#   exponent $\beta \approx 2$ at the start). For the continuous momentum *flow* Marcotte et al. (2024, arXiv:2405.12888)
 #   show that the gradient-flow laws are generally lost.
 # * **Adam**: the update $m/(\sqrt v + \epsilon)$ is not in $W_\theta$, so
 #   $h(\theta - \tau u) - h(\theta) = -2\tau\theta^\top S u + O(\tau^2)$: first-order drift,
@@ -546,9 +548,10 @@ ledger.check("CL.sgd.tau_exponent", "SGD drift ~ tau^alpha, alpha near 2 (worst 
              measured=worst_sgd, lo=1.8, hi=2.2,
              note=", ".join(f"{b} {a:.2f}" for b, a in sgd_alpha.items()))
 sgd_beta = {b: fits[(b, "sgd")][1] for b in DISC}
-ledger.check("CL.sgd.k_exponent", "SGD k exponent (reported; may differ from 1)",
-             measured=min(sgd_beta.values()), lo=0.0, hi=2.0, kind="soft",
-             note=", ".join(f"{b} {a:.2f}" for b, a in sgd_beta.items()))
+ledger.inconclusive("CL.sgd.k_exponent", "SGD k exponent, smallest over blocks (reported, "
+                    "no prediction)", measured=min(sgd_beta.values()),
+                    note="reported, no prediction: " + ", ".join(f"{b} {a:.2f}"
+                                                                 for b, a in sgd_beta.items()))
 adam_alpha = {b: fits[(b, "adam")][0] for b in DISC}
 ledger.check("CL.adam.breaks", "Adam breaks the laws at first order: tau exponent <= 1.3 "
              "(largest over blocks)", measured=max(adam_alpha.values()), hi=1.3,
@@ -616,8 +619,9 @@ runtime.show(fig, "cl_optimisers")
 # that block's Jacobian rows. (At the `paper` scale the text is WikiText-103 word tokens when
 # the file is on disk, otherwise the same stand-in.)
 #
-# Real networks move fast at the start: the gradient norm drops by an order of magnitude as
-# the model learns character frequencies. Beyond the early window the error behaves like the
+# Real networks move fast at the start: the gradient norm falls quickly as the model learns
+# character frequencies (the long GD run below prints how soon it halves; later it need not
+# stay small). Beyond the early window the error behaves like the
 # flow, $\text{err}(\tau, k)\approx \tau F(\tau k)$ with $F(t) = \int_0^t q(g(s))\,ds$: the
 # fitted exponents then satisfy $\alpha \approx 1 + \beta$, and the $\tau^2 k$ scaling is only
 # seen while $F$ is still linear. We fit in the early window $\tau k\lambda_{\max}\le
@@ -674,6 +678,12 @@ with runtime.timer("char-LM long runs"):
         m = make_lm(SEED)
         lm_runs[opt] = cl.train(m, lm_loss, m.law_families(), optimizer=opt, tau=tau,
                                 steps=LM_LONG_STEPS, seed=SEED, **kw)
+g_norm = np.sqrt(lm_runs["gd"].gsq)  # ||g_k||, k = 0 .. LM_LONG_STEPS - 1
+halved = np.flatnonzero(g_norm <= g_norm[0] / 2)
+print(f"char-LM, GD (lr {LM_LONG_TAU:g}): gradient norm {g_norm[0]:.3g} at step 0, "
+      + (f"halved by step {halved[0]}, " if halved.size else "never halved, ")
+      + f"smallest {g_norm.min():.3g} at step {g_norm.argmin()}, {g_norm[-1]:.3g} at step "
+      f"{len(g_norm) - 1}; loss {lm_runs['gd'].loss[0]:.3f} -> {lm_runs['gd'].loss[-1]:.3f}")
 
 # %% tags=["hide-input"]
 fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4))
@@ -714,10 +724,10 @@ runtime.show(fig, "cl_lm")
 # Left: in the early window (grey) the fitted exponents sit at $\alpha\approx2$,
 # $\beta\approx1$; as the window grows, the gradients decay within it, $\beta$ drops and
 # $\alpha$ follows $1+\beta$ (green triangles stay near 1), the flow regime described above.
-# Right: along longer runs (full batch) GD (solid) and SGD (dotted) keep the router sum at
-# rounding level ($\sim10^{-16}$, bottom) while the quadratic families drift slowly. Adam
-# (dashed), with a learning rate a hundred times smaller, moves every family, including the
-# linear router sum, by far more.
+# Right: along longer runs, GD (full batch, solid) and SGD (batch $B/4$, dotted) keep the
+# router sum at rounding level ($\sim10^{-16}$, bottom) while the quadratic families drift
+# slowly. Adam (dashed), with a learning rate a hundred times smaller, moves every family,
+# including the linear router sum, by far more.
 #
 # ## 8. A small vision transformer on digits
 #

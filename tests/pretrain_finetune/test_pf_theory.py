@@ -17,6 +17,7 @@ from dltheory.pretrain_finetune import (
     participation_ratio,
     prox,
     prox_deriv,
+    rel_error,
     replica_error,
     run_exact,
     sample_teachers,
@@ -74,6 +75,19 @@ def test_replica_vs_finite_d_minimiser():
     sims = [run_exact(FULL_OVERLAP, 300, 0.15, 10.0, 0.0, 1e-3, seed=s).error for s in range(4)]
     rep = replica_error(FULL_OVERLAP, 0.15, 10.0, 0.0, 1e-3).error
     assert abs(np.mean(sims) - rep) < 0.05
+
+
+def test_rel_error_removes_teacher_energy_fluctuations():
+    # min-l2 limit (c = 1e3) on a sparse new-features teacher (about 12 active coordinates):
+    # E[e | beta*] = (1 - alpha) ||beta*||^2 / D, so the raw error inherits the teacher's
+    # energy fluctuation, while the relative error concentrates at the replica value 1 - alpha.
+    runs = [run_exact(NEW_FEATURES, 300, 0.3, 1e3, 0.0, 1e-3, seed=s) for s in range(4)]
+    for r in runs:
+        assert np.isclose(r.rel_error, r.error / r.teacher_energy)
+        assert abs(r.rel_error - 0.7) < 0.1
+    assert np.isclose(rel_error(np.zeros(4), np.array([2.0, 0, 0, 0])), 1.0)
+    with pytest.raises(ValueError, match="beta_star"):
+        rel_error(np.ones(3), np.zeros(3))
 
 
 def test_two_stage_ordering():

@@ -21,6 +21,7 @@ from .data import (
     SUBSET,
     Task,
     gen_error,
+    rel_error,
     sample_design,
     sample_teachers,
 )
@@ -56,7 +57,7 @@ from .vision import FTOutcome, MLPParams, binary_task, finetune_mlp, mean_ci, pr
 __all__ = [
     "BiasSolution", "ft_scales", "h", "min_l1", "min_l2", "potential", "solve_bias",
     "solve_bias_slsqp", "tilted_params",
-    "FULL_OVERLAP", "NEW_FEATURES", "SUBSET", "Task", "gen_error", "sample_design",
+    "FULL_OVERLAP", "NEW_FEATURES", "SUBSET", "Task", "gen_error", "rel_error", "sample_design",
     "sample_teachers",
     "REGIMES", "FTRun", "learned_l_pd", "run_exact", "run_gd_ft",
     "DiagWeights", "GDResult", "flow_weights", "flow_weights_from_beta", "init_scales",

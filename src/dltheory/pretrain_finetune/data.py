@@ -7,7 +7,9 @@ Supports ``θ_PT,d ~ Bern(ρ_PT)``; ``θ_FT,d | θ_PT,d = 1 ~ Bern(ρ_sh)``,
 
 with independent Rademacher signs σ, σ' (default) or standard-normal slabs
 (``slab="gauss"``). Inputs ``x ~ N(0, I_D)``, labels noiseless, ``N = round(α D)``.
-The generalisation error is ``‖β̂ − β*‖² / D`` (normalised by ``E β*² = 1``).
+The generalisation error is ``‖β̂ − β*‖² / D`` (normalised by ``E β*² = 1``); at finite D
+:func:`rel_error` divides by the teacher's own energy ``‖β*‖² / D`` instead, which removes
+the fluctuation of the number of active coordinates (the replica limit is the same).
 """
 
 from __future__ import annotations
@@ -78,3 +80,14 @@ def gen_error(beta_hat, beta_star):
     """``‖β̂ − β*‖² / D`` along the last axis."""
     diff = np.asarray(beta_hat) - np.asarray(beta_star)
     return np.mean(diff**2, axis=-1)
+
+
+def rel_error(beta_hat, beta_star):
+    """``‖β̂ − β*‖² / ‖β*‖²`` along the last axis: :func:`gen_error` divided by the
+    teacher's energy ``‖β*‖²/D``. Both have the same replica limit, since ``E β*² = 1``.
+    Raises ValueError when ``beta_star`` is zero."""
+    star = np.asarray(beta_star)
+    energy = np.mean(star**2, axis=-1)
+    if np.any(energy == 0):
+        raise ValueError("beta_star must be non-zero (its energy is the normaliser)")
+    return gen_error(beta_hat, star) / energy

@@ -14,7 +14,7 @@ import torch
 
 from ..runtime import as_generator
 from .bias import ft_scales, solve_bias
-from .data import Task, gen_error, sample_design, sample_teachers
+from .data import Task, gen_error, rel_error, sample_design, sample_teachers
 from .model import flow_weights_from_beta, rebalance, train_gd
 from .regimes import l_order_pd
 
@@ -31,6 +31,16 @@ class FTRun:
     star_pt: np.ndarray
     X: np.ndarray  # FT design (N, D)
     c_d: np.ndarray
+
+    @property
+    def teacher_energy(self) -> float:
+        """``‖β*_FT‖²/D`` (1 in expectation; fluctuates with the number of active coordinates)."""
+        return float(np.mean(self.star_ft**2))
+
+    @property
+    def rel_error(self) -> float:
+        """``‖β̂_FT − β*_FT‖² / ‖β*_FT‖²`` = ``error / teacher_energy``."""
+        return float(rel_error(self.beta_ft, self.star_ft))
 
 
 def run_exact(task: Task, d: int, alpha_ft: float, c_pt: float, lam_pt: float, gamma: float,

@@ -14,6 +14,9 @@ reconstruction of the paper's Proposition 4.2 via Rangan–Fletcher–Goyal's MA
 Imperfect PT (α_PT < 1) is a two-stage calculation: first PT with ``C ≡ c_PT``, which gives
 ``β̂_PT = η(B_PT + τ_PT Z'; θ_PT, c_PT)``, then FT with atoms over (category, Z').
 Expectations over Z use probabilists' Gauss–Hermite quadrature.
+
+The chapter writes the effective noise ``τ`` of this module as ``σ`` (``τ`` is the GD step
+there); the code keeps the name ``tau``.
 """
 
 from __future__ import annotations

@@ -342,13 +342,8 @@ plotting.slope_line(axs[0], -A_N, x=N_GRID, anchor=(N_GRID[0], l_de[0]), offset=
 plotting.loglog(axs[0], xlabel="N", ylabel="loss",
                 title="model-limited loss, " + plotting.scale_tag(SCALE, "synthetic"))
 axs[0].legend()
-xm, sl = fitting.local_slopes(N_GRID, l_inf.mean(0))
-plotting.sim(axs[1], xm, -sl, label="sampled")
-xm, sl = fitting.local_slopes(N_GRID, l_de)
-plotting.theory(axs[1], xm, -sl, label=r"$\ell_{DE}$")
-axs[1].axhline(A_N, color="0.5", ls=":", label=r"$\alpha_N$")
-axs[1].set(xscale="log", xlabel="N", ylabel=r"$-d\log\ell/d\log N$", title="local slope")
-axs[1].legend()
+plotting.local_slope_panel(axs[1], N_GRID, l_inf.mean(0), N_GRID, l_de, A_N, var="N",
+                           theory_label=r"$\ell_{DE}$", predicted_label=r"$\alpha_N$")
 for ax in axs:
     plain_ticks(ax)
 runtime.show(fig, "ss_alpha_N")
@@ -398,17 +393,12 @@ fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
 plotting.sim(axs[0], D_SAMPLED, l_Dinf.mean(0), label=r"$\mathbb{E}_w\ell$ at $N=\infty$, sampled X")
 plotting.theory(axs[0], D_EXACT, ET, label=r"$\mathbb{E}T(D)$ exact sum")
 plotting.slope_line(axs[0], -A_D, x=D_EXACT, anchor=(D_EXACT[0], ss.floor_constant(ALPHA1, ALPHA2) * D_EXACT[0] ** -A_D),
-                    offset=0.5, label=rf"$\frac{{\Gamma(\alpha_D)}}{{\alpha_1+1}} D^{{-{A_D:g}}}$")
+                    offset=0.5, label=rf"slope $-\alpha_D=-{A_D:g}$ (shifted down)")
 plotting.loglog(axs[0], xlabel="D", ylabel="loss",
                 title="data-limited loss, " + plotting.scale_tag(SCALE, "synthetic"))
 axs[0].legend()
-xm, sl = fitting.local_slopes(D_SAMPLED, l_Dinf.mean(0))
-plotting.sim(axs[1], xm, -sl, label="sampled")
-xm, sl = fitting.local_slopes(D_EXACT, ET)
-plotting.theory(axs[1], xm, -sl, label=r"$\mathbb{E}T$")
-axs[1].axhline(A_D, color="0.5", ls=":", label=r"$\alpha_D$")
-axs[1].set(xscale="log", xlabel="D", ylabel=r"$-d\log\ell/d\log D$", title="local slope")
-axs[1].legend()
+plotting.local_slope_panel(axs[1], D_SAMPLED, l_Dinf.mean(0), D_EXACT, ET, A_D, var="D",
+                           theory_label=r"$\mathbb{E}T$", predicted_label=r"$\alpha_D$")
 runtime.show(fig, "ss_alpha_D")
 prefactor = ET[-1] * D_EXACT[-1] ** A_D
 print(f"E T slope = {fit_T.slope:.4f}, prefactor at D=1e6 = {prefactor:.4f} "

@@ -27,3 +27,14 @@ def test_helpers_draw_theory_dashed_and_sim_as_markers():
     np.testing.assert_allclose(np.log(ys[-1] / ys[0]) / np.log(xs[-1] / xs[0]), -1.0)
     plt.close(fig)
     assert plotting.scale_tag("smoke", "digits") == "digits, smoke scale"
+
+
+def test_local_slope_panel_shows_the_exponent():
+    fig, ax = plt.subplots()
+    x = np.geomspace(1, 1e3, 12)
+    plotting.local_slope_panel(ax, x, 2 * x**-1.5, x, x**-1.5, 1.5, var="N")
+    sim_line, theory_line, level = ax.get_lines()
+    np.testing.assert_allclose(sim_line.get_ydata(), 1.5)
+    np.testing.assert_allclose(theory_line.get_ydata(), 1.5)
+    assert theory_line.get_linestyle() == "--" and ax.get_xscale() == "log"
+    plt.close(fig)

@@ -117,3 +117,20 @@ def loglog(ax, *, xlabel: str | None = None, ylabel: str | None = None, title: s
 def scale_tag(scale_name: str, data: str | None = None) -> str:
     """Text for figure titles naming the data and the scale: ``'digits, smoke scale'``."""
     return f"{data}, {scale_name} scale" if data else f"{scale_name} scale"
+
+
+def local_slope_panel(ax, x_sim, y_sim, x_theory, y_theory, predicted: float, *,
+                      var: str = "x", sim_label: str = "sampled",
+                      theory_label: str = "theory", predicted_label: str | None = None):
+    """The local exponent ``-d log y / d log x`` of a simulated curve (markers) and of its
+    theory (dashed), with the predicted asymptotic exponent as a dotted level."""
+    from .fitting import local_slopes
+
+    xm, sl = local_slopes(x_sim, y_sim)
+    sim(ax, xm, -sl, label=sim_label)
+    xm, sl = local_slopes(x_theory, y_theory)
+    theory(ax, xm, -sl, label=theory_label)
+    ax.axhline(predicted, color="0.5", ls=":", label=predicted_label or f"predicted {predicted:g}")
+    ax.set(xscale="log", xlabel=var, ylabel=rf"$-d\log\ell/d\log {var}$", title="local slope")
+    ax.legend()
+    return ax

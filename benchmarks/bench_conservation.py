@@ -10,20 +10,11 @@ the law count D - rank(W + [W, W]) obtained from each (they must agree).
 from __future__ import annotations
 
 import argparse
-import time
 
 import torch
 
 import dltheory.conservation as cl
-
-
-def _time(fn, repeats: int):
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+from dltheory import runtime
 
 
 def cases(quick: bool):
@@ -48,8 +39,8 @@ def main(argv=None) -> None:
         model = model.double()
         X = cl.sample_inputs(model, shape, seed=0)
         cl.jacobian_rows(model, X[:2])  # warm-up: the first torch.func call compiles helpers
-        t_fast, J_fast = _time(lambda m=model, x=X: cl.jacobian_rows(m, x), repeats)
-        t_slow, J_slow = _time(lambda m=model, x=X: cl.jacobian_rows_loop(m, x), repeats)
+        t_fast, J_fast = runtime.best_of(lambda m=model, x=X: cl.jacobian_rows(m, x), repeats)
+        t_slow, J_slow = runtime.best_of(lambda m=model, x=X: cl.jacobian_rows_loop(m, x), repeats)
         B = cl.brackets(model, X, J_fast.shape[1], seed=1)
         n_fast = J_fast.shape[1] - cl.numrank(torch.cat([J_fast, B]))[0]
         n_slow = J_slow.shape[1] - cl.numrank(torch.cat([J_slow, B]))[0]

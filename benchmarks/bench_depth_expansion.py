@@ -10,20 +10,11 @@ Prints name, time_fast, time_slow, ratio, max abs diff.
 from __future__ import annotations
 
 import argparse
-import time
 
 import torch
 
+from dltheory import runtime
 from dltheory.depth_expansion import activation_grads, activation_grads_loop, postnorm_mlp
-
-
-def _time(fn, repeat: int) -> tuple[float, torch.Tensor]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def main(argv=None) -> list[dict]:
@@ -40,8 +31,8 @@ def main(argv=None) -> list[dict]:
         y = torch.randint(0, 10, (n,), generator=gen)
         model = postnorm_mlp(40, 10, width=width, depth=depth, seed=0).to(torch.float64)
         l = depth // 2
-        t_fast, (_, g_fast) = _time(lambda: activation_grads(model, l, X, y), 3)  # noqa: B023
-        t_slow, g_slow = _time(lambda: activation_grads_loop(model, l, X, y), 1)  # noqa: B023
+        t_fast, (_, g_fast) = runtime.best_of(lambda: activation_grads(model, l, X, y), 3)  # noqa: B023
+        t_slow, g_slow = runtime.best_of(lambda: activation_grads_loop(model, l, X, y), 1)  # noqa: B023
         diff = float((g_fast - g_slow).abs().max())
         name = f"act_grads n={n} d={width} L={depth}"
         rows.append({"name": name, "time_fast": t_fast, "time_slow": t_slow,

@@ -83,3 +83,11 @@ def test_progress_is_quiet_off_terminal(monkeypatch):
     assert not runtime.progress_enabled()
     monkeypatch.setenv("DLTHEORY_PROGRESS", "1")
     assert runtime.progress_enabled()
+
+
+def test_best_of_returns_minimum_and_result():
+    calls = []
+    t, out = runtime.best_of(lambda: calls.append(1) or len(calls), repeats=3)
+    assert out == 3 and len(calls) == 3 and t >= 0
+    with pytest.raises(ValueError, match="repeats"):
+        runtime.best_of(lambda: None, repeats=0)

@@ -63,8 +63,8 @@ def test_report_writes_json_and_raises_on_hard_failure(tmp_path, capsys):
     led = _ledger(tmp_path)
     led.check("ok", "passes", 2.0, 2.0, tol=0.1)
     led.check("soft", "soft miss", 3.0, 2.0, tol=0.1, kind="soft")
-    df = led.report()
-    assert list(df["verdict"]) == [claims.PASS, claims.NOT_REPRODUCED]
+    assert led.report() is None          # shown once: nothing for the notebook to echo
+    assert list(led.table()["verdict"]) == [claims.PASS, claims.NOT_REPRODUCED]
     data = json.loads((tmp_path / "demo.smoke.json").read_text())
     assert data["chapter"] == "demo" and data["scale"] == "smoke"
     assert {"wall_s", "versions", "device"} <= set(data)
@@ -97,3 +97,74 @@ def test_expected_chapters_from_toc(tmp_path):
                    "  - file: book/00_gradient_flow\n  - file: book/reproduction\n"
                    "  - file: book/03_sparse_scaling\n")
     assert claims.expected_chapters(toc) == ["gradient_flow", "sparse_scaling"]
+
+
+# ------------------------------------------------------------------ version 2: kinds etc.
+def test_identity_kind_is_shown_not_counted(tmp_path):
+    led = _ledger(tmp_path)
+    led.check("ev", "evidence", 2.0, 2.0, tol=0.1)
+    ident = led.check("id", "bookkeeping", 1e-15, 0.0, tol=1e-12, kind="identity")
+    assert ident.verdict == claims.PASS and ident.resolution is None
+    line = led.summary()
+    assert "1 evidence claims (1 PASS)" in line and "1 identities" in line
+    bad = led.check("id2", "broken bookkeeping", 1e-3, 0.0, tol=1e-12, kind="identity")
+    assert bad.verdict == claims.FAIL          # a failing identity is a bug: it raises
+    with pytest.raises(claims.ClaimFailed, match="id2"):
+        led.report(show=False)
+
+
+def test_resolution_is_the_smallest_detected_relative_error(tmp_path):
+    led = _ledger(tmp_path)
+    c = led.check("a", "x", 2.05, 2.0, tol=0.1)
+    assert c.resolution == pytest.approx((0.1 + 0.05) / 2.0)
+    # the definition: a prediction off by more than the resolution, either sign, FAILs
+    for sign in (+1, -1):
+        wrong = 2.0 * (1 + sign * (c.resolution + 1e-9))
+        assert led.check(f"w{sign}", "x", 2.05, wrong, tol=0.1).verdict == claims.FAIL
+    r = led.check("b", "relative", 10.0, 10.0, rtol=0.3)
+    assert r.resolution == pytest.approx(0.3) and r.weak
+    assert led.check("c", "interval around p", 1.0, 1.0, lo=0.9, hi=1.2).resolution == \
+        pytest.approx(0.2)
+    assert led.check("d", "one-sided", 1.0, 1.0, lo=0.5).resolution == float("inf")
+    assert led.check("e", "no prediction", 1.0, lo=0.5).resolution is None
+    assert led.check("f", "zero prediction", 0.01, 0.0, tol=0.1).resolution is None
+    data = json.loads(led.write().read_text())
+    assert data["claims"][0]["resolution"] == pytest.approx(0.075)
+
+
+@pytest.mark.parametrize("bad", [{"tol": math.nan}, {"rtol": math.inf}, {"lo": math.nan},
+                                 {"predicted": math.nan, "tol": 0.1}])
+def test_nonfinite_tolerance_is_an_error_not_a_fail(tmp_path, bad):
+    led = _ledger(tmp_path)
+    kw = {"predicted": 1.0, **bad} if "predicted" not in bad else bad
+    if "lo" in bad:
+        kw.pop("predicted")
+    with pytest.raises(ValueError, match="must be finite"):
+        led.check("x", "nan tolerance", 1.0, **kw)
+
+
+def test_unwritable_results_dir_fails_at_creation(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(ValueError, match="not writable"):
+        claims.Ledger("demo", scale="smoke", results_dir=blocker / "claims")
+
+
+def test_ledger_json_has_provenance(tmp_path):
+    led = _ledger(tmp_path)
+    led.check("a", "x", 1.0, lo=0)
+    data = json.loads(led.write().read_text())
+    prov = data["provenance"]
+    assert set(prov) == {"commit", "dirty", "package_version", "source_sha256", "created",
+                         "device", "scale"}
+    assert set(prov["source_sha256"]) == {"chapter", "package"}
+    assert len(prov["source_sha256"]["package"]) == 64 and prov["scale"] == "smoke"
+    assert {c["kind"] for c in data["claims"]} <= set(claims.KINDS)
+
+
+def test_style_table_colours_verdicts(tmp_path):
+    led = _ledger(tmp_path)
+    led.check("p", "x", 1.0, lo=0)
+    led.check("f", "x", -1.0, lo=0, kind="soft")
+    html = claims.style_table(led.table()).to_html()
+    assert "#1a7f37" in html and "#bc4c00" in html and "white-space: normal" in html

@@ -3,30 +3,45 @@
 ```python
 ledger = claims.Ledger("sparse_scaling", scale=SCALE)
 ledger.check("SS.alpha_N", "model-limited exponent equals alpha1 + alpha2 + 1",
-             measured=fit.slope, predicted=2.0, tol=0.10)
+             measured=fit.slope, predicted=2.0, tol=cfg.tol_alpha_N)
 ledger.check("CL.neg.rope_full_qk", "the control must fail", measured=cos_max, lo=1e-3)
+ledger.check("PF.energy", "E_PT + E_FT = E (bookkeeping)", gap, predicted=0.0, tol=1e-12,
+             kind="identity")
 ledger.report()   # shows the table, writes JSON, raises ClaimFailed if a hard claim failed
 ```
 
-Verdicts
---------
-``PASS``            the measurement is inside the tolerance (hard or soft claim);
-``FAIL``            a hard claim out of tolerance: ``report()`` raises, so CI fails;
-``NOT REPRODUCED``  a soft claim out of tolerance: the paper's statement did not hold here;
-``INCONCLUSIVE``    a soft claim this scale cannot resolve (``ledger.inconclusive``), or a
-                    soft measurement that came out non-finite.
+Kinds
+-----
+``hard``      evidence; out of tolerance is ``FAIL`` and ``report()`` raises (CI fails);
+``soft``      evidence the paper states but this book may not reproduce: out of tolerance
+              is ``NOT REPRODUCED``; ``ledger.inconclusive`` records what a scale cannot
+              resolve as ``INCONCLUSIVE``;
+``identity``  holds by construction (a bookkeeping identity, a fallback rule, a formula
+              compared with itself). Shown, never counted as evidence; a failing identity
+              is a bug, so it is ``FAIL`` and raises like a hard claim.
+
+Resolution
+----------
+An evidence claim compared with a theory value ``predicted`` gets a ``resolution``: the
+smallest relative error in the prediction that the check is guaranteed to detect. With
+tolerance half-width ``w`` and measurement ``m``, a prediction ``p(1 +/- e)`` fails the
+check for every sign once ``|p| e > w + |m - p|``, so ``resolution = (w + |m - p|) / |p|``.
+A check with resolution above ``WEAK_RESOLUTION`` (25%) is shown as weak: it would pass
+even if the theory were off by that much.
 
 A check is one of: ``predicted`` with ``tol`` (absolute) and/or ``rtol`` (relative), a
-closed interval ``lo``/``hi`` (either end optional), or both. Measurements must be finite
-unless ``allow_nonfinite=True`` (then a non-finite value is a FAIL for hard claims and
-INCONCLUSIVE for soft ones). Nothing here ever writes a measured value: the chapter passes
-what it measured.
+closed interval ``lo``/``hi`` (either end optional; ``predicted`` may accompany it), or
+both. Measurements must be finite unless ``allow_nonfinite=True`` (then a non-finite value
+is a FAIL for hard claims and INCONCLUSIVE for soft ones). Tolerances must be finite.
+Nothing here ever writes a measured value: the chapter passes what it measured.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -35,11 +50,17 @@ from . import runtime
 
 PASS, FAIL, NOT_REPRODUCED, INCONCLUSIVE = "PASS", "FAIL", "NOT REPRODUCED", "INCONCLUSIVE"
 VERDICTS = (PASS, FAIL, NOT_REPRODUCED, INCONCLUSIVE)
-KINDS = ("hard", "soft")
+KINDS = ("hard", "soft", "identity")
+EVIDENCE = ("hard", "soft")
+WEAK_RESOLUTION = 0.25
+SCHEMA = 2   # ledger JSON layout version (2: kinds incl. identity, resolution, provenance)
+
+__all__ = ["Claim", "ClaimFailed", "Ledger", "KINDS", "VERDICTS", "WEAK_RESOLUTION",
+           "style_table", "load_results", "expected_chapters", "collect"]
 
 
 class ClaimFailed(AssertionError):
-    """Raised by ``Ledger.report`` when at least one hard claim failed."""
+    """Raised by ``Ledger.report`` when at least one hard claim or identity failed."""
 
 
 @dataclass(frozen=True, repr=False)
@@ -54,16 +75,24 @@ class Claim:
     tolerance: str
     verdict: str
     note: str = ""
+    resolution: float | None = None
 
     @property
     def ok(self) -> bool:
         return self.verdict != FAIL
 
+    @property
+    def weak(self) -> bool:
+        """An evidence claim whose check cannot detect a 25% error in its prediction."""
+        return (self.kind in EVIDENCE and self.resolution is not None
+                and self.resolution > WEAK_RESOLUTION)
+
     def __repr__(self) -> str:
         m = "not measured" if self.measured is None else f"measured {_fmt(self.measured)}"
         t = f", required {self.tolerance}" if self.tolerance else ""
+        r = f", resolves {_pct(self.resolution)}" if self.resolution is not None else ""
         n = f"; {self.note}" if self.note else ""
-        return f"{self.id} [{self.kind}]: {self.verdict} ({m}{t}{n})"
+        return f"{self.id} [{self.kind}]: {self.verdict} ({m}{t}{r}{n})"
 
 
 def _as_number(x: Any, name: str) -> float | None:
@@ -87,6 +116,22 @@ def _fmt(x: float | None) -> str:
     return f"{x:.3e}"
 
 
+def _pct(r: float | None) -> str:
+    if r is None:
+        return ""
+    if not math.isfinite(r):
+        return "none"
+    return f"{100 * r:.2g}%" if r < 0.1 else f"{100 * r:.0f}%"
+
+
+def resolution(measured: float, predicted: float | None, width: float | None) -> float | None:
+    """``(width + |measured - predicted|) / |predicted|``; ``None`` without a nonzero
+    prediction or a finite measurement, ``inf`` for a one-sided (unbounded) check."""
+    if predicted is None or predicted == 0 or width is None or not math.isfinite(measured):
+        return None
+    return (width + abs(measured - predicted)) / abs(predicted)
+
+
 class Ledger:
     """Collects a chapter's claims; ``report()`` shows them, writes JSON and enforces them.
 
@@ -95,7 +140,8 @@ class Ledger:
     chapter : short chapter name, used in the JSON file name ``<chapter>.<scale>.json``.
     scale : the scale the chapter ran at (validated by ``runtime.scale``).
     device : what the chapter ran on (string), recorded in the JSON.
-    results_dir : where the JSON goes (default ``runtime.results_dir()``).
+    results_dir : where the JSON goes (default ``runtime.results_dir()``); it is created and
+        checked for writing here, so a bad directory fails before the chapter runs.
     """
 
     def __init__(self, chapter: str, scale: str, *, device: Any = "cpu",
@@ -107,6 +153,7 @@ class Ledger:
         self.device = str(device)
         self.results_dir = Path(results_dir) if results_dir is not None else None
         self.claims: dict[str, Claim] = {}
+        _check_writable(self.path().parent)
 
     # ------------------------------------------------------------------ recording
     def check(
@@ -132,19 +179,30 @@ class Ledger:
         m = _as_number(measured, "measured")
         p = _as_number(predicted, "predicted")
         lo_, hi_ = _as_number(lo, "lo"), _as_number(hi, "hi")
-        if tol is not None and tol < 0 or rtol is not None and rtol < 0:
-            raise ValueError(f"tolerances must be >= 0 (tol={tol}, rtol={rtol})")
-        if (tol is not None or rtol is not None) and p is None:
+        tol_, rtol_ = _as_number(tol, "tol"), _as_number(rtol, "rtol")
+        for name, v in (("tol", tol_), ("rtol", rtol_), ("lo", lo_), ("hi", hi_),
+                        ("predicted", p)):
+            if v is not None and not math.isfinite(v):
+                raise ValueError(f"claim {id!r}: {name} must be finite, got {v}")
+        if (tol_ is not None and tol_ < 0) or (rtol_ is not None and rtol_ < 0):
+            raise ValueError(f"claim {id!r}: tol and rtol must be >= 0, got tol={tol_}, "
+                             f"rtol={rtol_}")
+        if lo_ is not None and hi_ is not None and lo_ > hi_:
+            raise ValueError(f"claim {id!r}: empty interval lo={lo_} > hi={hi_}")
+        if (tol_ is not None or rtol_ is not None) and p is None:
             raise ValueError(f"claim {id!r}: tol/rtol need a predicted value")
-        if p is not None and tol is None and rtol is None:
-            raise ValueError(f"claim {id!r}: a predicted value needs tol or rtol")
+        if p is not None and tol_ is None and rtol_ is None and lo_ is None and hi_ is None:
+            raise ValueError(f"claim {id!r}: a predicted value needs tol or rtol (or lo/hi)")
         if p is None and lo_ is None and hi_ is None:
             raise ValueError(f"claim {id!r}: give predicted+tol/rtol or an interval lo/hi")
 
-        parts = []
-        if p is not None:
-            width = max(tol or 0.0, (rtol or 0.0) * abs(p))
+        parts, width = [], None
+        if tol_ is not None or rtol_ is not None:
+            width = max(tol_ or 0.0, (rtol_ or 0.0) * abs(p))
             parts.append(f"|m - {_fmt(p)}| <= {_fmt(width)}")
+        elif p is not None:   # interval around a prediction: its half-width on the far side
+            width = max(p - lo_ if lo_ is not None else math.inf,
+                        hi_ - p if hi_ is not None else math.inf)
         if lo_ is not None and hi_ is not None:
             parts.append(f"in [{_fmt(lo_)}, {_fmt(hi_)}]")
         elif lo_ is not None:
@@ -159,27 +217,30 @@ class Ledger:
                     f"claim {id!r}: measured value is {m}; pass allow_nonfinite=True if a "
                     f"non-finite measurement is a legitimate outcome"
                 )
-            verdict = FAIL if kind == "hard" else INCONCLUSIVE
+            verdict = INCONCLUSIVE if kind == "soft" else FAIL
             note = (note + "; " if note else "") + "non-finite measurement"
         else:
             ok = True
-            if p is not None:
-                ok &= abs(m - p) <= max(tol or 0.0, (rtol or 0.0) * abs(p))
+            if width is not None and (tol_ is not None or rtol_ is not None):
+                ok &= abs(m - p) <= width
             if lo_ is not None:
                 ok &= m >= lo_
             if hi_ is not None:
                 ok &= m <= hi_
-            verdict = PASS if ok else (FAIL if kind == "hard" else NOT_REPRODUCED)
-        claim = Claim(id, statement, kind, m, p, tolerance, verdict, note)
+            verdict = PASS if ok else (NOT_REPRODUCED if kind == "soft" else FAIL)
+        res = resolution(m, p, width) if kind in EVIDENCE else None
+        claim = Claim(id, statement, kind, m, p, tolerance, verdict, note, res)
         self.claims[id] = claim
         return claim
 
-    def inconclusive(self, id: str, statement: str, measured: Any = None, *, note: str) -> Claim:
+    def inconclusive(self, id: str, statement: str, measured: Any = None, *, note: str,
+                     predicted: Any = None) -> Claim:
         """Record a soft claim that this scale cannot resolve; ``note`` says why."""
         if id in self.claims:
             raise ValueError(f"claim id {id!r} recorded twice in ledger {self.chapter!r}")
         m = _as_number(measured, "measured") if measured is not None else None
-        claim = Claim(id, statement, "soft", m, None, "", INCONCLUSIVE, note)
+        p = _as_number(predicted, "predicted")
+        claim = Claim(id, statement, "soft", m, p, "", INCONCLUSIVE, note)
         self.claims[id] = claim
         return claim
 
@@ -189,26 +250,32 @@ class Ledger:
         return [c for c in self.claims.values() if c.verdict == FAIL]
 
     def table(self):
-        """The claims as a pandas DataFrame (one row per claim)."""
-        import pandas as pd
+        """The claims as a pandas DataFrame (one row per claim, in the order checked)."""
+        return _claims_frame([asdict(c) for c in self.claims.values()])
 
-        rows = [
-            {"id": c.id, "kind": c.kind, "verdict": c.verdict,
-             "measured": _fmt(c.measured) if c.measured is not None else "",
-             "predicted": _fmt(c.predicted), "tolerance": c.tolerance,
-             "statement": c.statement, "note": c.note}
-            for c in self.claims.values()
-        ]
-        cols = ["id", "kind", "verdict", "measured", "predicted", "tolerance", "statement", "note"]
-        return pd.DataFrame(rows, columns=cols)
+    def summary(self) -> str:
+        """One line: evidence verdict counts, weak checks, identities."""
+        return _summary_line(self.chapter, self.scale, [asdict(c) for c in self.claims.values()])
 
     def to_dict(self, wall_s: float | None = None) -> dict:
+        from . import provenance
+
+        engine = None
+        try:
+            from . import experiments
+
+            engine = experiments.stats()
+        except (ImportError, AttributeError):
+            pass
         return {
+            "schema": SCHEMA,
             "chapter": self.chapter,
             "scale": self.scale,
             "device": self.device,
             "wall_s": round(wall_s if wall_s is not None else runtime.wall_time(), 3),
             "versions": runtime.versions(),
+            "provenance": provenance.record(self.chapter, self.scale, self.device),
+            "engine": engine,
             "claims": [asdict(c) for c in self.claims.values()],
         }
 
@@ -219,99 +286,122 @@ class Ledger:
     def write(self) -> Path:
         path = self.path()
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=2, default=float) + "\n")
+        tmp = path.with_suffix(".json.tmp")   # write then rename: never a truncated ledger
+        tmp.write_text(json.dumps(self.to_dict(), indent=2, default=float) + "\n")
+        os.replace(tmp, path)
         return path
 
     def report(self, *, show: bool = True, write: bool = True, raise_on_fail: bool = True):
-        """Show the table, write the JSON, and raise ``ClaimFailed`` if a hard claim failed."""
-        df = self.table()
+        """Show the table once, write the JSON, raise ``ClaimFailed`` if a hard claim or an
+        identity failed. Returns ``None`` (so a notebook does not show the table twice);
+        ``table()`` gives the DataFrame."""
         if show:
-            counts = df["verdict"].value_counts().to_dict()
-            summary = ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS if counts.get(v))
-            print(f"{self.chapter} @ {self.scale}: {len(df)} claims: {summary}")
-            runtime.display(df)
+            print(self.summary())
+            runtime.display(style_table(self.table()))
         if write:
             path = self.write()
             if show:
-                print(f"[claims] {path}")
+                print(f"[claims] {_relative(path)}")
         if raise_on_fail and self.failed:
             ids = ", ".join(c.id for c in self.failed)
-            raise ClaimFailed(f"{len(self.failed)} hard claim(s) failed in {self.chapter}: {ids}")
-        return df
+            raise ClaimFailed(f"{len(self.failed)} claim(s) failed in {self.chapter}: {ids}")
 
 
-def load_results(directory: str | Path | None = None) -> list[dict]:
-    """Read every ``<chapter>.<scale>.json`` ledger in ``directory`` (default results_dir)."""
-    d = Path(directory) if directory is not None else runtime.results_dir()
-    if not d.is_dir():
-        return []
-    out = []
-    for p in sorted(d.glob("*.json")):
-        try:
-            out.append(json.loads(p.read_text()))
-        except json.JSONDecodeError:
-            continue
-    return out
+def _check_writable(directory: Path) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".probe-"):
+            pass
+    except OSError as err:
+        raise ValueError(
+            f"results directory {directory} is not writable ({err.strerror}); set "
+            f"${runtime.ENV_RESULTS} to a writable folder") from err
 
 
-def expected_chapters(toc_path: str | Path | None = None) -> list[str]:
-    """Ledger names of the chapters listed in ``_toc.yml``: ``book/03_sparse_scaling`` ->
-    ``sparse_scaling`` (a chapter file is ``NN_<ledger name>``)."""
-    import re
-
-    import yaml
-
-    path = Path(toc_path) if toc_path is not None else runtime.repo_root() / "_toc.yml"
-    if not path.exists():
-        return []
-    files: list[str] = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                files.append(str(node["file"]))
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(yaml.safe_load(path.read_text()))
-    out = []
-    for f in files:
-        m = re.fullmatch(r"(?:.*/)?\d\d_(\w+)", f)
-        if m:
-            out.append(m.group(1))
-    return out
+def _relative(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(runtime.repo_root()))
+    except ValueError:
+        return path.name
 
 
-def collect(results: list[dict], chapters: list[str], scale: str):
-    """One table of every claim of every chapter at ``scale``.
+def _summary_line(chapter: str, scale: str, rows: list[dict]) -> str:
+    ev = [r for r in rows if r["kind"] in EVIDENCE]
+    ids = [r for r in rows if r["kind"] == "identity"]
+    counts = ", ".join(f"{sum(r['verdict'] == v for r in ev)} {v}" for v in VERDICTS
+                       if any(r["verdict"] == v for r in ev)) or "none"
+    weak = sum(1 for r in ev if r.get("resolution") is not None
+               and r["resolution"] > WEAK_RESOLUTION)
+    bad_id = sum(r["verdict"] == FAIL for r in ids)
+    return (f"{chapter} @ {scale}: {len(ev)} evidence claims ({counts}"
+            f"{f'; {weak} weak' if weak else ''}); {len(ids)} identities"
+            f"{f' ({bad_id} FAILED)' if bad_id else ''}")
 
-    Returns (summary, claims): ``summary`` has a row per chapter (a chapter without a
-    ledger at this scale shows as ``not run``, never as passed); ``claims`` a row per claim.
-    """
+
+COLUMNS = ["id", "kind", "verdict", "measured", "predicted", "tolerance", "resolution",
+           "statement", "note"]
+
+
+def _claims_frame(rows: list[dict], extra: dict | None = None):
     import pandas as pd
 
-    scale = runtime.scale(scale)
-    by_chapter = {r["chapter"]: r for r in results if r.get("scale") == scale}
-    names = list(chapters) + [c for c in sorted(by_chapter) if c not in chapters]
-    srows, crows = [], []
-    for name in names:
-        r = by_chapter.get(name)
-        if r is None:
-            srows.append({"chapter": name, "status": "not run", "claims": 0,
-                          **{v: 0 for v in VERDICTS}, "wall_s": None, "device": ""})
-            continue
-        verdicts = [c["verdict"] for c in r["claims"]]
-        status = "failed" if FAIL in verdicts else "ran"
-        srows.append({"chapter": name, "status": status, "claims": len(verdicts),
-                      **{v: verdicts.count(v) for v in VERDICTS},
-                      "wall_s": r.get("wall_s"), "device": r.get("device", "")})
-        for c in r["claims"]:
-            crows.append({"chapter": name, "id": c["id"], "kind": c["kind"],
-                          "verdict": c["verdict"],
-                          "measured": _fmt(c["measured"]) if c["measured"] is not None else "",
-                          "tolerance": c["tolerance"], "statement": c["statement"],
-                          "note": c.get("note", "")})
-    return pd.DataFrame(srows), pd.DataFrame(crows)
+    out = []
+    for c in rows:
+        r = c.get("resolution")
+        weak = c["kind"] in EVIDENCE and r is not None and r > WEAK_RESOLUTION
+        out.append({**(extra or {}), "id": c["id"], "kind": c["kind"], "verdict": c["verdict"],
+                    "measured": _fmt(c["measured"]) if c["measured"] is not None else "",
+                    "predicted": _fmt(c.get("predicted")), "tolerance": c["tolerance"],
+                    "resolution": _pct(r) + (" (weak)" if weak else ""),
+                    "statement": c["statement"], "note": c.get("note", "")})
+    return pd.DataFrame(out, columns=[*(extra or {}), *COLUMNS])
+
+
+VERDICT_STYLE = {
+    PASS: "color: #1a7f37; font-weight: 600",
+    FAIL: "color: #cf222e; font-weight: 700",
+    NOT_REPRODUCED: "color: #bc4c00; font-weight: 600",
+    INCONCLUSIVE: "color: #6e7781; font-weight: 600",
+    "identity": "color: #8c959f",
+    "stale": "color: #bc4c00; font-weight: 600",
+    "error": "color: #cf222e; font-weight: 700",
+    "not run": "color: #6e7781",
+    "ran": "color: #1a7f37",
+    "failed": "color: #cf222e; font-weight: 700",
+}
+
+
+def style_table(df):
+    """A pandas Styler for a claims (or summary) table: no index, coloured verdicts
+    (PASS green, FAIL red, NOT REPRODUCED orange, INCONCLUSIVE grey, identities muted),
+    text columns that wrap inside the page's text column."""
+    wrap = [c for c in ("statement", "note", "tolerance") if c in df.columns]
+
+    def verdict_css(v):
+        return VERDICT_STYLE.get(v, "")
+
+    sty = df.style.hide(axis="index")
+    for col in ("verdict", "status"):
+        if col in df.columns:
+            sty = sty.map(verdict_css, subset=[col])
+    if "kind" in df.columns:
+        muted = df.index[df["kind"] == "identity"]
+        if len(muted):
+            sty = sty.map(lambda _: VERDICT_STYLE["identity"], subset=(muted, df.columns))
+    sty = sty.set_table_styles([
+        {"selector": "", "props": "table-layout: auto; width: 100%; font-size: 0.8em; "
+                                  "border-collapse: collapse;"},
+        {"selector": "td, th", "props": "padding: 2px 6px; vertical-align: top; "
+                                        "text-align: left; border-bottom: 1px solid #eee;"},
+        {"selector": "td", "props": "white-space: nowrap;"},
+    ])
+    for col in wrap:
+        sty = sty.set_properties(subset=[col], **{"white-space": "normal",
+                                                  "overflow-wrap": "anywhere",
+                                                  "min-width": "12em" if col != "tolerance"
+                                                  else "6em"})
+    return sty
+
+
+# ---------------------------------------------------------------- reading ledgers back
+from .ledgers import collect, expected_chapters, load_results  # noqa: E402

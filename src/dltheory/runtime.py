@@ -27,6 +27,7 @@ ENV_SCALE = "DLTHEORY_SCALE"
 ENV_RESULTS = "DLTHEORY_RESULTS_DIR"
 ENV_FIGURES = "DLTHEORY_FIG_DIR"
 ENV_PROGRESS = "DLTHEORY_PROGRESS"
+ENV_STATIC = "DLTHEORY_STATIC"      # set by the book build and the tests: no live widgets
 COLAB_HINT = "Colab: Runtime -> Change runtime type -> GPU"
 _T_IMPORT = time.perf_counter()   # wall times of chapters are measured from here
 
@@ -38,7 +39,11 @@ def scale(value: str | None = None) -> str:
     Raises ``ValueError`` naming the valid scales for anything else.
     """
     if value is None:
-        value = os.environ.get(ENV_SCALE) or ("smoke" if os.environ.get("CI") else "standard")
+        env = os.environ.get(ENV_SCALE)
+        if env is not None and not env.strip():
+            raise ValueError(f"${ENV_SCALE} is set but empty; unset it or choose one of: "
+                             f"{', '.join(SCALES)}")
+        value = env if env is not None else ("smoke" if os.environ.get("CI") else "standard")
     value = str(value).strip().lower()
     if value not in SCALES:
         raise ValueError(
@@ -111,13 +116,28 @@ def torch_generator(seed: int, device=None):
 
 # --------------------------------------------------------------------------- environment
 def in_notebook() -> bool:
-    """True inside a Jupyter kernel (book build, nbmake, Colab), False in a plain script."""
+    """True inside a Jupyter kernel (book build, nbmake, Jupyter, Colab), False in a plain
+    script or a terminal IPython. Colab's shell (``google.colab._shell.Shell``) subclasses
+    ipykernel's ``ZMQInteractiveShell``, so the class hierarchy is checked, not the name."""
     try:
         from IPython import get_ipython
     except ImportError:
         return False
     ip = get_ipython()
-    return ip is not None and type(ip).__name__ == "ZMQInteractiveShell"
+    if ip is None:
+        return False
+    return any(c.__name__ == "ZMQInteractiveShell" for c in type(ip).__mro__)
+
+
+def interactive() -> bool:
+    """True where widgets can respond: a live Jupyter or Colab kernel. False in scripts, in
+    the book build and in nbmake/CI (``$DLTHEORY_STATIC`` or ``$CI`` set), where a widget
+    would render as dead markup."""
+    if not in_notebook():
+        return False
+    if os.environ.get(ENV_STATIC, "") not in ("", "0") or os.environ.get("CI"):
+        return False
+    return True
 
 
 def in_colab() -> bool:
@@ -253,15 +273,47 @@ def show(fig=None, name: str | None = None) -> Path | None:
 
 
 def display(obj: Any) -> None:
-    """``IPython.display.display`` in a notebook (DataFrames without their index);
-    ``print`` in a script."""
-    is_frame = hasattr(obj, "to_string") and hasattr(obj, "style")
+    """Show a table or object: rich HTML in a notebook, text in a script.
+
+    DataFrames keep meaningful row labels (a named or non-default index) and drop the
+    default 0..n-1 index; floats are shown to 4 significant digits. A pandas ``Styler``
+    is shown as is in a notebook and as its data in a script.
+    """
+    import pandas as pd
+
+    styler = getattr(pd.io.formats.style, "Styler", ())
+    frame = obj.data if isinstance(obj, styler) else obj
+    is_frame = isinstance(frame, pd.DataFrame)
+    plain = is_frame and _default_index(frame)
     if in_notebook():
         from IPython.display import display as _display
 
-        _display(obj.style.hide(axis="index") if is_frame else obj)
+        if isinstance(obj, styler):
+            _display(obj)
+        elif is_frame:
+            sty = frame.style.format(precision=4, thousands=None,
+                                     formatter=_float_formatter(frame))
+            _display(sty.hide(axis="index") if plain else sty)
+        else:
+            _display(obj)
+    elif is_frame:
+        with pd.option_context("display.float_format", "{:.4g}".format,
+                               "display.max_colwidth", 80, "display.width", 120):
+            print(frame.to_string(index=not plain))
     else:
-        print(obj.to_string(index=False) if is_frame else obj)
+        print(obj)
+
+
+def _default_index(df) -> bool:
+    import pandas as pd
+
+    idx = df.index
+    return (isinstance(idx, pd.RangeIndex) and idx.start == 0 and idx.step == 1
+            and idx.name is None)
+
+
+def _float_formatter(df) -> dict:
+    return {c: "{:.4g}" for c in df.columns if df[c].dtype.kind == "f"}
 
 
 def wall_time() -> float:

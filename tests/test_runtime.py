@@ -91,3 +91,61 @@ def test_best_of_returns_minimum_and_result():
     assert out == 3 and len(calls) == 3 and t >= 0
     with pytest.raises(ValueError, match="repeats"):
         runtime.best_of(lambda: None, repeats=0)
+
+
+def test_colab_shell_subclass_counts_as_notebook(monkeypatch):
+    """Colab's shell is google.colab._shell.Shell, a ZMQInteractiveShell subclass."""
+    import IPython
+
+    class ZMQInteractiveShell:   # stands in for ipykernel's class (same name, same role)
+        pass
+
+    class Shell(ZMQInteractiveShell):
+        pass
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: Shell())
+    assert runtime.in_notebook()
+    monkeypatch.setenv("DLTHEORY_STATIC", "1")
+    assert not runtime.interactive()          # the book build: no live widgets
+    monkeypatch.delenv("DLTHEORY_STATIC")
+    monkeypatch.delenv("CI", raising=False)
+    assert runtime.interactive()
+
+    class TerminalInteractiveShell:
+        pass
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: TerminalInteractiveShell())
+    assert not runtime.in_notebook()
+
+
+def test_colab_shell_gets_inline_figures(monkeypatch, tmp_path):
+    import IPython
+    import matplotlib.pyplot as plt
+    from ipykernel.zmqshell import ZMQInteractiveShell
+
+    class Shell(ZMQInteractiveShell):   # the name and base of google.colab._shell.Shell
+        pass
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: object.__new__(Shell))
+    monkeypatch.setenv("DLTHEORY_FIG_DIR", str(tmp_path))
+    fig = plt.figure()
+    assert runtime.show(fig, name="inline") is None      # shown inline, not saved
+    assert not list(tmp_path.iterdir())
+    plt.close(fig)
+
+
+def test_empty_scale_env_is_an_error(monkeypatch):
+    monkeypatch.setenv("DLTHEORY_SCALE", "")
+    with pytest.raises(ValueError, match="empty"):
+        runtime.scale()
+
+
+def test_display_keeps_meaningful_row_labels(capsys):
+    import pandas as pd
+
+    df = pd.DataFrame({"loss": [0.123456, 2.0]}, index=pd.Index([16, 32], name="width"))
+    runtime.display(df)
+    out = capsys.readouterr().out
+    assert "width" in out and "32" in out and "0.1235" in out
+    runtime.display(pd.DataFrame({"a": [1.0]}))
+    assert "0 " not in capsys.readouterr().out.splitlines()[-1][:2]

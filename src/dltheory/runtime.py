@@ -280,8 +280,8 @@ def display(obj: Any) -> None:
     is shown as is in a notebook and as its data in a script.
     """
     import pandas as pd
+    from pandas.io.formats.style import Styler as styler
 
-    styler = getattr(pd.io.formats.style, "Styler", ())
     frame = obj.data if isinstance(obj, styler) else obj
     is_frame = isinstance(frame, pd.DataFrame)
     plain = is_frame and _default_index(frame)

@@ -133,7 +133,7 @@ def resolve_backend(backend: str | None = None) -> str:
 
 
 # --------------------------------------------------------------------------- cache key
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tree_digest(root: str) -> str:
     """sha256 over every ``*.py`` file under ``root`` (path and content)."""
     h = hashlib.sha256()
@@ -252,9 +252,28 @@ def _check_config(config: Any) -> None:
         )
 
 
+def _is_frame(x: Any) -> bool:
+    return hasattr(x, "columns") and hasattr(x, "iloc")
+
+
+def _frame(task: dict, result: Any, fn_name: str):
+    """One task's rows as a DataFrame, the task's keys as the first columns."""
+    import pandas as pd
+
+    if not _is_frame(result):
+        return pd.DataFrame(_rows(task, result, fn_name))
+    df = result.reset_index(drop=True).copy()
+    clash = [k for k in task if k in df.columns and not (df[k] == task[k]).all()]
+    if clash:
+        raise ValueError(f"{fn_name} returned columns that clash with the task's: {clash}")
+    for k in reversed(list(task)):
+        if k in df.columns:
+            df = df.drop(columns=k)
+        df.insert(0, k, [task[k]] * len(df))
+    return df
+
+
 def _rows(task: dict, result: Any, fn_name: str) -> list[dict]:
-    if hasattr(result, "to_dict") and hasattr(result, "columns"):   # a DataFrame
-        result = result.to_dict("records")
     recs = [result] if isinstance(result, dict) else list(result)
     out = []
     for r in recs:
@@ -362,6 +381,9 @@ def sweep(
             bar.close()
 
     fn_name = getattr(fn, "__qualname__", repr(fn))
-    rows = [r for t, res in zip(tasks, results) for r in _rows(t, res, fn_name)]
-    return pd.DataFrame(rows)
+    if not any(_is_frame(res) for res in results):     # fast path: records
+        rows = [r for t, res in zip(tasks, results, strict=True) for r in _rows(t, res, fn_name)]
+        return pd.DataFrame(rows)
+    frames = [_frame(t, res, fn_name) for t, res in zip(tasks, results, strict=True)]
+    return pd.concat(frames, ignore_index=True)
 

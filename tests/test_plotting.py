@@ -1,6 +1,7 @@
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+import pytest
 
 from dltheory import plotting
 
@@ -38,3 +39,24 @@ def test_local_slope_panel_shows_the_exponent():
     np.testing.assert_allclose(theory_line.get_ydata(), 1.5)
     assert theory_line.get_linestyle() == "--" and ax.get_xscale() == "log"
     plt.close(fig)
+
+
+def test_explore_draws_defaults_once_when_static(monkeypatch, tmp_path):
+    import matplotlib.pyplot as plt
+
+    monkeypatch.setenv("DLTHEORY_FIG_DIR", str(tmp_path))
+    seen = []
+
+    def draw(alpha, kind):
+        seen.append((alpha, kind))
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [0, alpha])
+        return fig
+
+    fig = plotting.explore(draw, name="demo", alpha=(0.5, 2.0, 0.1, 1.0), kind=["a", "b"])
+    assert seen == [(1.0, "a")] and fig is not None
+    assert (tmp_path / "demo.png").exists()
+    with pytest.raises(ValueError, match="knob alpha"):
+        plotting.explore(draw, alpha=(0.5, 2.0, 0.1, 3.0))
+    with pytest.raises(ValueError, match="at least one knob"):
+        plotting.explore(draw)

@@ -134,3 +134,56 @@ def local_slope_panel(ax, x_sim, y_sim, x_theory, y_theory, predicted: float, *,
     ax.set(xscale="log", xlabel=var, ylabel=rf"$-d\log\ell/d\log {var}$", title="local slope")
     ax.legend()
     return ax
+
+
+def explore(draw, *, name: str = "explore", **knobs):
+    """Redraw theory curves over a chapter's headline knobs.
+
+    ``draw(**values) -> Figure`` draws the theory (no simulation: it must be instant). Each
+    knob is ``(lo, hi, step, default)`` (a slider; ints give an integer slider) or a list of
+    options (a dropdown whose first entry is the default). In a live Jupyter or Colab kernel
+    (``runtime.interactive()``) this shows sliders that redraw on release; in the static
+    book, under nbmake and in scripts it draws the defaults once through ``runtime.show``.
+    Returns the default figure in static mode, ``None`` with sliders.
+    """
+    from . import runtime
+
+    if not knobs:
+        raise ValueError("explore needs at least one knob, e.g. alpha1=(0.25, 4.0, 0.05, 1.0)")
+    defaults = {}
+    for key, spec in knobs.items():
+        if isinstance(spec, (list, tuple)) and len(spec) == 4 and not isinstance(spec, list):
+            lo, hi, step, default = spec
+            if not (lo <= default <= hi) or step <= 0:
+                raise ValueError(f"knob {key}: need lo <= default <= hi and step > 0, got "
+                                 f"{spec}")
+            defaults[key] = default
+        elif isinstance(spec, list) and spec:
+            defaults[key] = spec[0]
+        else:
+            raise ValueError(f"knob {key}: give (lo, hi, step, default) or a non-empty list "
+                             f"of options, got {spec!r}")
+    if not runtime.interactive():
+        fig = draw(**defaults)
+        runtime.show(fig, name=name)
+        return fig
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    controls = {}
+    for key, spec in knobs.items():
+        if isinstance(spec, list):
+            controls[key] = w.Dropdown(options=spec, value=spec[0], description=key)
+        else:
+            lo, hi, step, default = spec
+            cls = w.IntSlider if all(isinstance(v, int) for v in spec) else w.FloatSlider
+            controls[key] = cls(min=lo, max=hi, step=step, value=default, description=key,
+                                continuous_update=False)
+
+    def _redraw(**values):
+        fig = draw(**values)
+        plt.show()
+        return fig
+
+    w.interact(_redraw, **controls)
+    return None

@@ -9,10 +9,13 @@ SCALE=$(python -c "from dltheory import runtime; print(runtime.scale())")
 export DLTHEORY_SCALE="$SCALE"
 mkdir -p _build/config
 python - "$SCALE" <<'PY'
-import sys, yaml
+import os, sys, yaml
 scale = sys.argv[1]
 cfg = yaml.safe_load(open("_config.yml"))
 cfg["execute"]["cache"] = f"_build/.jupyter_cache/{scale}"
+# local Sphinx extensions are found relative to the config file, which moves to _build/config
+for name, path in (cfg.get("sphinx", {}).get("local_extensions") or {}).items():
+    cfg["sphinx"]["local_extensions"][name] = os.path.abspath(path)
 yaml.safe_dump(cfg, open(f"_build/config/_config.{scale}.yml", "w"), sort_keys=False)
 PY
 jupyter-book build . --config "_build/config/_config.$SCALE.yml" "$@"

@@ -9,52 +9,61 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   mystnb:
+#     execution_mode: force
 # ---
 
 # %% [markdown]
 # # Reproduction status
 #
-# Every chapter ends with a ledger of the paper's claims: what was predicted, what this book
-# measured, the tolerance, and a verdict. This page gathers the ledgers written by the
-# chapters of this build (the JSON files under `_build/claims/`). A chapter that did not run
-# at this scale shows as **not run**, never as passed.
+# Every chapter ends with a ledger of the paper's claims: what the theory predicts, what
+# this book measured, the tolerance, and a verdict. This page reads the ledgers the chapters
+# wrote (`_build/claims/<chapter>.<scale>.json`) and is executed afresh on every build,
+# never taken from the execution cache.
 #
-# Verdicts: `PASS` (within tolerance), `FAIL` (a hard claim outside its tolerance; the
-# chapter then raises and the build fails), `NOT REPRODUCED` (a soft claim that did not hold
-# here), `INCONCLUSIVE` (a soft claim the scale cannot resolve).
+# **Evidence and identities.** `hard` and `soft` claims are *evidence*: a measurement that
+# could have come out otherwise. An `identity` holds by construction (a bookkeeping
+# identity, a fallback rule, a formula compared with itself); it is shown, never counted
+# as evidence. **Resolution** is the smallest relative error in a prediction that its check
+# is sure to catch: `5%` means a theory off by 5% either way would have FAILed. Checks
+# that would let a 25% error through are marked *weak*.
+#
+# **Status of a chapter.** `ran` (its ledger matches the code being built), `failed` (a hard
+# claim failed), `stale` (the chapter file or the package changed after the ledger was
+# written, so its verdicts describe other code), `not run` (no ledger at this scale: never
+# shown as passed), `error` (a corrupt, duplicate or unknown ledger, named).
 
 # %% tags=["remove-cell"]
-# Colab bootstrap: install dltheory only when it is not importable (plain Python, no magics).
+# Install dltheory in Colab only; elsewhere say how (plain Python, no magics).
 import importlib.util
 import subprocess
 import sys
 
 if importlib.util.find_spec("dltheory") is None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                    "git+https://github.com/dltheory/dltheory@main"], check=True)
+    if "google.colab" in sys.modules:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q",
+                        "git+https://github.com/dltheory/dltheory@main"], check=True)
+    else:
+        sys.exit("dltheory is not installed: run `pip install -e .` in the repository "
+                 "(or activate its environment: `. .venv/bin/activate`)")
 
 # %% tags=["parameters"]
 from dltheory import runtime
 
 SCALE = runtime.scale()
+MARKDOWN = "--markdown" in sys.argv and not runtime.in_notebook()   # README table
 
 # %% tags=["hide-input"]
-import pandas as pd
+from dltheory import claims, ledgers
 
-from dltheory import claims
-
-pd.set_option("display.max_colwidth", 90)
-results = claims.load_results()
-chapters = claims.expected_chapters()
-summary, table = claims.collect(results, chapters, SCALE)
-print(f"scale: {SCALE}; ledgers found in {runtime.results_dir()}: {len(results)}")
-runtime.display(summary)
+summary, table = ledgers.show_page(SCALE, markdown=MARKDOWN)
 
 # %% [markdown]
 # ## Every claim
 #
-# One row per claim, in chapter order. The `note` column carries the details a verdict
-# depends on (fit windows, intervals, the reason a soft claim is inconclusive).
+# One row per claim, in chapter order. The `note` column carries what a verdict depends on
+# (fit windows, intervals, the reason a soft claim is inconclusive).
 
 # %% tags=["hide-input"]
-runtime.display(table if len(table) else "no ledgers at this scale yet")
+if not MARKDOWN and len(table):
+    runtime.display(claims.style_table(table))

@@ -15,6 +15,7 @@ a folder of them for the reproduction page and gives each chapter one status:
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from . import runtime
@@ -23,7 +24,8 @@ REQUIRED = ("chapter", "scale", "claims")
 CLAIM_KEYS = ("id", "statement", "kind", "measured", "verdict", "tolerance")
 STATUSES = ("ran", "failed", "stale", "not run", "error")
 
-__all__ = ["scan", "load_results", "expected_chapters", "staleness", "collect", "STATUSES"]
+__all__ = ["scan", "load_results", "expected_chapters", "staleness", "collect", "show_page",
+           "summary_markdown", "STATUSES"]
 
 
 def _problem(data) -> str | None:
@@ -183,3 +185,44 @@ def collect(results: list[dict], chapters: list[str], scale: str, *,
     claims = (pd.concat(frames, ignore_index=True) if frames
               else _claims_frame([], extra={"chapter": ""}))
     return pd.DataFrame(srows), claims
+
+
+def summary_markdown(summary) -> str:
+    """The per-chapter summary as a Markdown table (for README.md)."""
+    cols = ["chapter", "status", "evidence", "PASS", "FAIL", "NOT REPRODUCED", "INCONCLUSIVE",
+            "weak", "identities", "median resolution"]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, r in summary.iterrows():
+        cells = ["" if (v := r.get(c)) is None or v != v else str(v) for c in cols]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def show_page(scale: str, directory: str | Path | None = None, *, markdown: bool = False):
+    """What the reproduction page shows: the summary, then every claim (``markdown``: the
+    summary as a Markdown table only). Returns ``(summary, claims)``."""
+    from .claims import style_table
+
+    found, errors = scan(directory)
+    chapters = expected_chapters()
+    summary, table = collect(found, chapters, scale, errors=errors)
+    if markdown:
+        print(summary_markdown(summary))
+        return summary, table
+    where = os.path.relpath(runtime.results_dir(), runtime.repo_root()) \
+        if _inside(runtime.results_dir(), runtime.repo_root()) else "$DLTHEORY_RESULTS_DIR"
+    print(f"scale {scale}: {len(found)} ledger(s) read from {where}, {len(errors)} unreadable")
+    runtime.display(style_table(summary.drop(columns=["device"], errors="ignore")))
+    if not any(r.get("scale") == scale for r in found):
+        print(f"No ledger at scale {scale!r} yet. Run a chapter to the end (its last cell "
+              f"writes {where}/<chapter>.{scale}.json in this runtime), then run this page "
+              f"again; in Colab: open a chapter, Runtime -> Run all, then come back here.")
+    return summary, table
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        Path(path).resolve().relative_to(Path(root).resolve())
+        return True
+    except ValueError:
+        return False

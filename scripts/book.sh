@@ -7,6 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/setup.sh
 SCALE=$(python -c "from dltheory import runtime; print(runtime.scale())")
 export DLTHEORY_SCALE="$SCALE"
+export DLTHEORY_STATIC=1   # a static page: explore cells draw their default figure, no widgets
 mkdir -p _build/config
 python - "$SCALE" <<'PY'
 import os, sys, yaml

@@ -6,6 +6,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/setup.sh
 export DLTHEORY_SCALE="${DLTHEORY_SCALE:-smoke}"
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+export DLTHEORY_STATIC=1   # no live widgets under nbmake or in the book build
 JOBS="${DLTHEORY_JOBS:-2}"
 t0=$SECONDS
 echo "== ruff"

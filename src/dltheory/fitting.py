@@ -46,8 +46,8 @@ def _window_mask(x: np.ndarray, window: tuple[float, float] | None) -> np.ndarra
     if window is None:
         return np.ones_like(x, dtype=bool)
     lo, hi = window
-    if not lo <= hi:
-        raise ValueError(f"window must satisfy lo <= hi, got {window}")
+    if not lo <= hi:   # also rejects NaN ends
+        raise ValueError(f"window must be (lo, hi) with lo <= hi, both numbers; got {window}")
     return (x >= lo) & (x <= hi)
 
 
@@ -119,6 +119,8 @@ def bootstrap_slope(x, ys, window: tuple[float, float] | None = None, *,
         raise ValueError(f"ys must be (seeds, {x.size}), got {ys.shape}")
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
+    if not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
+        raise ValueError(f"n_boot must be an integer >= 1, got {n_boot!r}")
     rng = as_generator(seed)
     S = ys.shape[0]
     central = loglog_fit(x, ys.mean(0), window).slope
@@ -159,8 +161,24 @@ def fit_two_term(x, y, L, *, with_floor: bool = False,
     L = np.asarray(L, dtype=float).ravel()
     if not (x.size == y.size == L.size):
         raise ValueError("x, y and L must have the same number of points")
-    if np.any(L <= 0) or np.any(x <= 0) or np.any(y <= 0):
-        raise ValueError("x, y and L must be positive")
+    for name, v in (("x", x), ("y", y), ("L", L)):
+        if not np.all(np.isfinite(v)):
+            raise ValueError(f"{name} must be finite, got {int((~np.isfinite(v)).sum())} "
+                             f"non-finite value(s)")
+        if np.any(v <= 0):
+            raise ValueError(f"{name} must be positive (the fit is on log scales), got min "
+                             f"{float(v.min())}")
+    n_par = 5 if with_floor else 4
+    if x.size <= n_par:
+        raise ValueError(f"fit_two_term fits {n_par} parameters: need more than {n_par} "
+                         f"points (L), got {x.size}")
+    if np.unique(x).size < 2 or np.unique(y).size < 2:
+        raise ValueError("x and y must each take at least 2 distinct values (exponents a, b "
+                         "are not identifiable otherwise)")
+    if p0 is not None and (len(p0) != n_par or not np.all(np.isfinite(p0))
+                           or min(p0[0], p0[2], *(p0[4:] or (1,))) <= 0):
+        raise ValueError(f"p0 must be {n_par} finite numbers (A, a, B, b{', E' if with_floor else ''})"
+                         f" with A, B{', E' if with_floor else ''} > 0, got {p0}")
     if p0 is None:
         p0 = (float(np.median(L)) * float(np.median(x)) ** 0.5, 0.5,
               float(np.median(L)) * float(np.median(y)) ** 0.5, 0.5)

@@ -162,3 +162,20 @@ def test_default_cache_dir_follows_the_config_scale(monkeypatch):
     monkeypatch.delenv("DLTHEORY_CACHE_DIR")
     d = experiments.cache_dir(Cfg(scale="standard"))
     assert d.parts[-3:] == ("_build", "cache", "standard")
+
+
+def test_dask_cluster_runs_the_prologue_sweep_like_sequential():
+    """The prologue's real drift sweep on a two-process dask.distributed cluster."""
+    distributed = pytest.importorskip("distributed")
+    from dltheory import gradient_flow as gf
+
+    cfg = gf.Config.for_scale("smoke", n_seeds=4, seeds_per_task=1, k_max=100)
+    plain = gf.drift_sweep(cfg, cache=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        on_dask = gf.drift_sweep(cfg, backend="dask")
+    pd.testing.assert_frame_equal(on_dask, plain)
+    assert experiments.stats() == {"computed": 8, "cached": 0}
+    pd.testing.assert_frame_equal(gf.drift_sweep(cfg), plain)   # stored by the parent
+    assert experiments.stats() == {"computed": 8, "cached": 4}

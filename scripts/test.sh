@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every check: lint, unit tests (incl. notebook pairing), every chapter under nbmake at
-# the smoke scale, and a strict book build at smoke. Exits non-zero on the first failure.
+# the smoke scale, a strict book build at smoke and the MathJax check of its formulas.
+# Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/setup.sh
@@ -18,4 +19,6 @@ echo "== chapters under nbmake (scale $DLTHEORY_SCALE)"
 python -m pytest -q -n "$JOBS" --nbmake --nbmake-timeout=1200 book/
 echo "== strict book build (scale $DLTHEORY_SCALE)"
 bash scripts/book.sh -W -n --keep-going
+echo "== MathJax check of every formula in the built book"
+bash scripts/check_math.sh _build/html
 echo "== all checks passed in $((SECONDS - t0)) s"

@@ -191,10 +191,19 @@ class Runtime:
     dtype: str
     versions: dict[str, str] = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
+    tf32: bool = False
 
     @property
     def is_gpu(self) -> bool:
         return self.device.type == "cuda"
+
+    def device_memory(self) -> int | None:
+        """Total memory of the device in bytes (CUDA only; ``None`` on the CPU)."""
+        if not self.is_gpu:
+            return None
+        import torch
+
+        return int(torch.cuda.get_device_properties(self.device).total_memory)
 
     def banner(self) -> str:
         v = self.versions
@@ -202,10 +211,12 @@ class Runtime:
         if self.is_gpu:
             import torch
 
-            gpu = f" ({torch.cuda.get_device_name(self.device)})"
+            mem = self.device_memory() / 2**30
+            gpu = f" ({torch.cuda.get_device_name(self.device)}, {mem:.0f} GiB)"
+        tf32 = " (TF32 on)" if self.tf32 else ""
         return (
             f"dltheory | scale={self.scale} | device={self.device}{gpu} | threads={self.threads} "
-            f"| dtype={self.dtype} | python {v.get('python')} torch {v.get('torch')} "
+            f"| dtype={self.dtype}{tf32} | python {v.get('python')} torch {v.get('torch')} "
             f"numpy {v.get('numpy')}"
         )
 
@@ -219,14 +230,19 @@ def setup(
     device: str | None = None,
     threads: int | None = None,
     dtype: str = "float64",
+    tf32: bool = False,
     quiet: bool = False,
 ) -> Runtime:
-    """Configure the process for a chapter and print one banner line.
+    """Configure the process for a chapter and print one banner line (on CUDA it names the
+    device and its memory).
 
     - threads: torch + BLAS threads (default: 1 at smoke or on <= 2 cores);
     - device: ``None``/"auto" picks cuda when present; "cuda" without one raises;
-    - dtype: torch default dtype ("float64" for identities and exponent fits); on GPU
-      TF32 is switched off so float32 matmuls are not silently downgraded.
+    - dtype: torch default dtype ("float64" for identities and exponent fits). GPU first:
+      experiments that tolerate it name ``torch.float32`` in their Config and task code,
+      since consumer GPUs run float64 at a small fraction of float32 speed;
+    - tf32: allow TF32 matmuls on CUDA (off by default, so float32 matmuls are not
+      silently downgraded; a chapter turns it on only where its tolerances allow).
     """
     import torch
 
@@ -238,9 +254,10 @@ def setup(
         raise ValueError(f"dtype must be 'float32' or 'float64', got {dtype!r}")
     torch.set_default_dtype(getattr(torch, dtype))
     if dev.type == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
-    rt = Runtime(scale=s, device=dev, threads=n, dtype=dtype, versions=versions())
+        torch.backends.cuda.matmul.allow_tf32 = bool(tf32)
+        torch.backends.cudnn.allow_tf32 = bool(tf32)
+    rt = Runtime(scale=s, device=dev, threads=n, dtype=dtype, versions=versions(),
+                 tf32=bool(tf32) and dev.type == "cuda")
     if not quiet:
         print(rt.banner())
         if dev.type == "cpu" and in_colab():
@@ -322,19 +339,25 @@ def wall_time() -> float:
 
 
 def progress_enabled() -> bool:
-    """Progress bars: on when ``$DLTHEORY_PROGRESS=1``, or in a script on a terminal;
-    off in the built book, in nbmake and in CI (keeps pages and logs clean)."""
+    """Progress bars: ``$DLTHEORY_PROGRESS`` decides when set (``1`` on, ``0`` off);
+    otherwise on in a script on a terminal and in a live Jupyter/Colab kernel, off in the
+    built book, in nbmake and in CI (``$DLTHEORY_STATIC`` or ``$CI``: clean pages and logs)."""
     env = os.environ.get(ENV_PROGRESS)
     if env is not None:
-        return env not in ("0", "", "false", "False")
-    return (not in_notebook()) and sys.stderr.isatty() and not os.environ.get("CI")
+        return env.strip().lower() not in ("0", "", "false", "off", "no")
+    if os.environ.get("CI") or os.environ.get(ENV_STATIC, "") not in ("", "0"):
+        return False
+    if in_notebook():
+        return interactive()
+    return sys.stderr.isatty()
 
 
 def progress(iterable: Iterable, **kwargs) -> Iterator:
-    """``tqdm`` over ``iterable`` when progress is enabled, else the iterable itself."""
+    """``tqdm`` over ``iterable`` when progress is enabled (a widget in Jupyter, text in a
+    terminal), else the iterable itself. ``kwargs`` go to tqdm (``desc``, ``total``...)."""
     if not progress_enabled():
         return iter(iterable)
-    from tqdm import tqdm
+    from tqdm.auto import tqdm
 
     return iter(tqdm(iterable, **kwargs))
 

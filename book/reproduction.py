@@ -47,7 +47,7 @@ if importlib.util.find_spec("dltheory") is None:
         sys.exit("dltheory is not installed: run `pip install -e .` in the repository "
                  "(or activate its environment: `. .venv/bin/activate`)")
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "remove-cell"]
 from dltheory import runtime
 
 SCALE = runtime.scale()
@@ -61,9 +61,10 @@ summary, table = ledgers.show_page(SCALE, markdown=MARKDOWN)
 # %% [markdown]
 # ## Every claim
 #
-# One row per claim, in chapter order. The `note` column carries what a verdict depends on
-# (fit windows, intervals, the reason a soft claim is inconclusive).
+# One row per claim, in chapter order. Under each claim id is its kind; under the measured
+# value, the prediction; under the statement, in grey, the note a verdict depends on (fit
+# windows, intervals, the reason a soft claim is inconclusive).
 
 # %% tags=["hide-input"]
-if not MARKDOWN and len(table):
-    runtime.display(claims.style_table(table))
+for chapter, rows in ([] if MARKDOWN else table.groupby("chapter", sort=False)):
+    runtime.display(claims.style_table(rows.drop(columns="chapter"), caption=chapter))

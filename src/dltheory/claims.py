@@ -371,35 +371,80 @@ VERDICT_STYLE = {
 }
 
 
-def style_table(df):
+NOWRAP = ("verdict", "status", "resolution", "chapter")
+
+
+def _compact_claims(df):
+    """Six columns that fit a book's text column: the kind under the id, the prediction
+    under the measurement, the note under the statement (HTML-escaped text)."""
+    import html
+
+    import pandas as pd
+
+    def small(text):
+        return (f'<br><span style="color:#6e7781; font-size:0.92em">'
+                f'{html.escape(str(text))}</span>' if text else "")
+
+    rows = []
+    for _, r in df.iterrows():
+        rows.append({
+            "claim": html.escape(r["id"]) + small(r["kind"]),
+            "verdict": r["verdict"],
+            "measured": html.escape(r["measured"])
+                        + small(f"predicted {r['predicted']}" if r["predicted"] else ""),
+            "tolerance": html.escape(r["tolerance"]),
+            "resolution": html.escape(r["resolution"]),
+            "statement": html.escape(r["statement"]) + small(r["note"]),
+        })
+    out = pd.DataFrame(rows, columns=["claim", "verdict", "measured", "tolerance",
+                                      "resolution", "statement"])
+    return out, [i for i, k in enumerate(df["kind"]) if k == "identity"]
+
+
+def style_table(df, caption: str | None = None):
     """A pandas Styler for a claims (or summary) table: no index, coloured verdicts
     (PASS green, FAIL red, NOT REPRODUCED orange, INCONCLUSIVE grey, identities muted),
-    text columns that wrap inside the page's text column."""
-    wrap = [c for c in ("statement", "note", "tolerance") if c in df.columns]
+    text wrapping inside the text column. A claims table (``Ledger.table()``) is shown in
+    six columns: claim (kind below), verdict, measured (prediction below), tolerance,
+    resolution, statement (note below)."""
 
     def verdict_css(v):
         return VERDICT_STYLE.get(v, "")
 
+    muted_rows, is_claims = [], {"id", "kind", "statement", "note"} <= set(df.columns)
+    if is_claims:
+        df, muted_rows = _compact_claims(df.reset_index(drop=True))
     sty = df.style.hide(axis="index")
+    if is_claims:   # long dotted ids may break anywhere
+        sty = sty.set_properties(subset=["claim"], **{"overflow-wrap": "anywhere",
+                                                      "max-width": "11em"})
+    if caption:
+        sty = sty.set_caption(caption)
     for col in ("verdict", "status"):
         if col in df.columns:
             sty = sty.map(verdict_css, subset=[col])
-    if "kind" in df.columns:
-        muted = df.index[df["kind"] == "identity"]
-        if len(muted):
-            sty = sty.map(lambda _: VERDICT_STYLE["identity"], subset=(muted, df.columns))
+    if muted_rows:
+        sty = sty.map(lambda _: VERDICT_STYLE["identity"],
+                      subset=(muted_rows, [c for c in df.columns if c != "verdict"]))
     sty = sty.set_table_styles([
-        {"selector": "", "props": "table-layout: auto; width: 100%; font-size: 0.8em; "
-                                  "border-collapse: collapse;"},
-        {"selector": "td, th", "props": "padding: 2px 6px; vertical-align: top; "
-                                        "text-align: left; border-bottom: 1px solid #eee;"},
-        {"selector": "td", "props": "white-space: nowrap;"},
+        {"selector": "", "props": "width: 100%; font-size: 0.78em; border-collapse: collapse;"},
+        {"selector": "caption", "props": "caption-side: top; text-align: left; "
+                                         "font-weight: 600; font-size: 1.1em;"},
+        {"selector": "td, th", "props": "padding: 2px 5px; vertical-align: top; "
+                                        "text-align: left; border-bottom: 1px solid #e5e5e5;"},
+        {"selector": "th", "props": "white-space: nowrap;"},
     ])
-    for col in wrap:
-        sty = sty.set_properties(subset=[col], **{"white-space": "normal",
-                                                  "overflow-wrap": "anywhere",
-                                                  "min-width": "12em" if col != "tolerance"
-                                                  else "6em"})
+    # cell properties carry only an id selector, so the table rules above set no wrapping
+    nowrap = [c for c in NOWRAP if c in df.columns]
+    if nowrap:
+        sty = sty.set_properties(subset=nowrap, **{"white-space": "nowrap"})
+    wrap = [c for c in df.columns if c not in NOWRAP]
+    if wrap:
+        sty = sty.set_properties(subset=wrap, **{"white-space": "normal",
+                                                 "overflow-wrap": "anywhere"})
+    for col in ("statement", "note", "detail"):
+        if col in df.columns:
+            sty = sty.set_properties(subset=[col], **{"min-width": "12em"})
     return sty
 
 

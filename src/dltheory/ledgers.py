@@ -25,7 +25,7 @@ CLAIM_KEYS = ("id", "statement", "kind", "measured", "verdict", "tolerance")
 STATUSES = ("ran", "failed", "stale", "not run", "error")
 
 __all__ = ["scan", "load_results", "expected_chapters", "staleness", "collect", "show_page",
-           "summary_markdown", "STATUSES"]
+           "summary_markdown", "compact_summary", "STATUSES"]
 
 
 def _problem(data) -> str | None:
@@ -172,7 +172,8 @@ def collect(results: list[dict], chapters: list[str], scale: str, *,
             weak=sum(x > WEAK_RESOLUTION for x in res),
             identities=sum(c["kind"] == "identity" for c in r["claims"]),
             **{"median resolution": f"{100 * float(np.median(res)):.2g}%" if res else "",
-               "wall s": r.get("wall_s"), "device": r.get("device", ""),
+               "wall s": round(r["wall_s"], 1) if r.get("wall_s") is not None else None,
+               "device": r.get("device", ""),
                "detail": stale or ""})
         if name in err_by_chapter:   # e.g. a duplicate beside this ledger: ambiguous
             row.update(status="error", detail=err_by_chapter[name]["error"])
@@ -185,6 +186,27 @@ def collect(results: list[dict], chapters: list[str], scale: str, *,
     claims = (pd.concat(frames, ignore_index=True) if frames
               else _claims_frame([], extra={"chapter": ""}))
     return pd.DataFrame(srows), claims
+
+
+def compact_summary(summary):
+    """The summary for display: verdict counts in one column, no device column."""
+    from .claims import VERDICTS
+
+    def verdicts(r):
+        parts = [f"{int(r[v])} {v}" for v in VERDICTS if r.get(v) == r.get(v) and r.get(v)]
+        weak = r.get("weak")
+        if weak == weak and weak:
+            parts.append(f"({int(weak)} weak)")
+        return ", ".join(parts)
+
+    out = summary.copy()
+    out["evidence verdicts"] = out.apply(verdicts, axis=1) if len(out) else []
+    if "wall s" in out.columns:
+        out["wall s"] = [f"{x:.0f}" if x == x and x is not None else "" for x in out["wall s"]]
+    out = out.rename(columns={"evidence verdicts": "evidence", "evidence": "n evidence",
+                              "median resolution": "median res."})
+    keep = ["chapter", "status", "evidence", "identities", "median res.", "wall s", "detail"]
+    return out[[c for c in keep if c in out.columns]]
 
 
 def summary_markdown(summary) -> str:
@@ -212,7 +234,7 @@ def show_page(scale: str, directory: str | Path | None = None, *, markdown: bool
     where = os.path.relpath(runtime.results_dir(), runtime.repo_root()) \
         if _inside(runtime.results_dir(), runtime.repo_root()) else "$DLTHEORY_RESULTS_DIR"
     print(f"scale {scale}: {len(found)} ledger(s) read from {where}, {len(errors)} unreadable")
-    runtime.display(style_table(summary.drop(columns=["device"], errors="ignore")))
+    runtime.display(style_table(compact_summary(summary)))
     if not any(r.get("scale") == scale for r in found):
         print(f"No ledger at scale {scale!r} yet. Run a chapter to the end (its last cell "
               f"writes {where}/<chapter>.{scale}.json in this runtime), then run this page "

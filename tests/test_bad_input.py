@@ -52,3 +52,12 @@ def test_scale_threads_and_tolerances(tmp_path, monkeypatch):
     led = claims.Ledger("demo", scale="smoke", results_dir=tmp_path)
     with pytest.raises(ValueError, match="tol must be finite"):
         led.check("a", "x", 1.0, 1.0, tol=math.nan)
+
+
+@pytest.mark.parametrize("tau", [math.nan, -0.1, 0.0, math.inf])
+def test_gd_step_size_must_be_finite_and_positive(tau):
+    from dltheory import gradient_flow as gf
+
+    p = gf.scalar_problem(x=1.0, y=1.0)
+    with pytest.raises(ValueError, match="tau"):
+        gf.gd(p, np.array([1.0]), np.array([0.5]), tau=tau, steps=3)

@@ -27,6 +27,7 @@ ENV_SCALE = "DLTHEORY_SCALE"
 ENV_RESULTS = "DLTHEORY_RESULTS_DIR"
 ENV_FIGURES = "DLTHEORY_FIG_DIR"
 ENV_PROGRESS = "DLTHEORY_PROGRESS"
+ENV_THREADS = "DLTHEORY_THREADS"
 ENV_STATIC = "DLTHEORY_STATIC"      # set by the book build and the tests: no live widgets
 COLAB_HINT = "Colab: Runtime -> Change runtime type -> GPU"
 _T_IMPORT = time.perf_counter()   # wall times of chapters are measured from here
@@ -236,7 +237,8 @@ def setup(
     """Configure the process for a chapter and print one banner line (on CUDA it names the
     device and its memory).
 
-    - threads: torch + BLAS threads (default: 1 at smoke or on <= 2 cores);
+    - threads: torch + BLAS threads (default: ``$DLTHEORY_THREADS``, else 1 at smoke or on
+      <= 2 cores; ``scripts/gpu_check.sh`` splits the cores between parallel chapters);
     - device: ``None``/"auto" picks cuda when present; "cuda" without one raises;
     - dtype: torch default dtype ("float64" for identities and exponent fits). GPU first:
       experiments that tolerate it name ``torch.float32`` in their Config and task code,
@@ -247,6 +249,8 @@ def setup(
     import torch
 
     s = scale(scale_name)
+    if threads is None and os.environ.get(ENV_THREADS):
+        threads = int(os.environ[ENV_THREADS])
     n = threads if threads is not None else default_threads(s)
     set_threads(n)
     dev = get_device(device)

@@ -6,6 +6,7 @@ jumpboard models along ``-C/||C||``, and decompose the change in test risk into 
 of the paper's two routes.
 """
 
+from . import checks, figures
 from .bounds import (
     Risks,
     RouteA,
@@ -17,15 +18,18 @@ from .bounds import (
     route_a,
     route_b,
 )
-from .data import Pool, image_pool, make_pool
+from .config import CI_SETTINGS, DOMAIN, Config, sample_setting
+from .data import Pool, image_pool, make_pool, pool_for
 from .diagnostics import (
     CovMetrics,
     correlation,
     cov_metrics,
     eps_naive_bound,
     grad_covariance,
+    lowrank_offdiag,
     rms,
     rmsnorm_jacobian_bound,
+    rmsnorm_jacobian_norms,
 )
 from .experiments import (
     Expansion,
@@ -54,9 +58,11 @@ from .signal import (
     bootstrap_mean_ci,
     clipped_ce,
     cosine,
+    directional_t,
     first_order_signal,
     first_order_signal_autograd,
     jumpboard,
+    null_mean_square,
     per_sample_loss,
     permutation_null,
     risk,
@@ -66,6 +72,8 @@ from .signal import (
 )
 
 __all__ = [
+    "CI_SETTINGS", "DOMAIN", "Config", "checks", "directional_t", "figures", "lowrank_offdiag",
+    "null_mean_square", "pool_for", "rmsnorm_jacobian_norms", "sample_setting",
     "CovMetrics", "Expansion", "Jumpboard", "Pool", "PostNormBlock", "RMSNorm", "Risks",
     "RouteA", "RouteB", "Signal", "SplitNet", "ZeroInitBlock", "activation_grads",
     "activation_grads_loop", "bootstrap_mean_ci", "clipped_ce", "correlation", "cosine",

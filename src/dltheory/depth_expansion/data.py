@@ -9,6 +9,7 @@ three sets are cut from **one** call (one pool), never from separate calls.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,3 +77,43 @@ def image_pool(*, seed: int, real: str | None = None, device="cpu") -> Pool:
     return Pool(split.name, _tensor(split.X_train, device), _tensor(split.y_train, device),
                 _tensor(split.X_test, device), _tensor(split.y_test, device), None, None,
                 split.n_classes)
+
+
+_DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+@functools.lru_cache(maxsize=4)
+def _pool_cached(n_train: int, n_test: int, n_pop: int, seed: int, device: str,
+                 dtype: str) -> Pool:
+    p = make_pool(n_train, n_test, n_pop, seed=seed, device=device)
+    cast = lambda t: t.to(_DTYPES[dtype])  # noqa: E731
+    return Pool(p.name, cast(p.X_train), p.y_train, cast(p.X_test), p.y_test, cast(p.X_pop),
+                p.y_pop, p.n_classes)
+
+
+def device_of(cfg) -> str:
+    """The Config's device as a string ("auto": cuda when available)."""
+    from ..runtime import get_device
+
+    return str(get_device(None if cfg.device == "auto" else cfg.device))
+
+
+def pool_for(cfg) -> Pool:
+    """The MNIST-1D pool of a Config (cached per process): ``n_pool_train`` training
+    samples, ``n_test`` test samples and ``n_pop`` population samples drawn with
+    ``cfg.seed``, on the Config's device, in its ``train_dtype``."""
+    return _pool_cached(cfg.n_pool_train, cfg.n_test, cfg.n_pop, cfg.seed, device_of(cfg),
+                        cfg.train_dtype)
+
+
+@functools.lru_cache(maxsize=2)
+def _images_cached(real: str, seed: int, device: str, dtype: str) -> Pool:
+    p = image_pool(seed=seed, real=real or None, device=device)
+    cast = lambda t: t.to(_DTYPES[dtype])  # noqa: E731
+    return Pool(p.name, cast(p.X_train), p.y_train, cast(p.X_test), p.y_test, None, None,
+                p.n_classes)
+
+
+def images_for(cfg) -> Pool:
+    """The image pool of the conv variant (digits, or CIFAR-10 at paper scale when found)."""
+    return _images_cached(cfg.conv_data, cfg.seed, device_of(cfg), cfg.train_dtype)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from . import _check
+
 
 @dataclass(frozen=True)
 class CovMetrics:
@@ -70,11 +72,34 @@ def rmsnorm_jacobian_bound(gain: torch.Tensor, r: float, eps: float) -> float:
 
     The Jacobian is J = (sqrt(d)/s) diag(g) (I - z z^T / s^2), s^2 = ||z||^2 + d eps, so
     ||J||_2 <= ||g||_inf sqrt(d) / s = ||g||_inf / sqrt(RMS(z)^2 + eps)."""
-    if r < 0 or eps <= 0:
-        raise ValueError(f"need r >= 0 and eps > 0, got r={r}, eps={eps}")
-    return float(gain.detach().abs().max()) / math.sqrt(r**2 + eps)
+    r = _check.array("r", r, lo=0)
+    eps = _check.real("eps", eps, lo=0, lo_open=True)
+    out = float(gain.detach().abs().max()) / np.sqrt(r**2 + eps)
+    return float(out) if out.ndim == 0 else out
 
 
 def eps_naive_bound(gain: torch.Tensor, eps: float) -> float:
     """The epsilon-naive constant ||g||_inf / sqrt(eps) (no lower bound on ||z|| assumed)."""
     return rmsnorm_jacobian_bound(gain, 0.0, eps)
+
+
+def rmsnorm_jacobian_norms(norm: torch.nn.Module, u: torch.Tensor) -> np.ndarray:
+    """Measured ||J_N(u_i)||_2 (largest singular value of the exact Jacobian, by autograd)
+    of the normalisation ``norm`` at each input u_i: u (n, d) -> (n,)."""
+    from torch.func import jacrev, vmap
+
+    if u.dim() != 2:
+        raise ValueError(f"u must be (n, d), got {tuple(u.shape)}")
+    with torch.no_grad():
+        J = vmap(jacrev(lambda x: norm(x[None])[0]))(u.detach())
+        return torch.linalg.matrix_norm(J, ord=2).cpu().double().numpy()
+
+
+def lowrank_offdiag(d: int, r: int) -> float:
+    """Low-rank null for the off-diagonal energy: Sigma = A A^T with A (d, r) Gaussian has
+    E Sigma_ii^2 = r^2 + 2r and E Sigma_ij^2 = r (i != j), so its off-diagonal share of
+    ||Sigma||_F^2 is about (d - 1) / (d - 1 + r + 2). A covariance of rank ~r (e.g. r = 9
+    for 10-class cross-entropy gradients) sits near this value without any structure."""
+    d = _check.integer("d", d, lo=1)
+    r = _check.integer("r", r, lo=1)
+    return (d - 1) / (d - 1 + r + 2)

@@ -12,10 +12,11 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import torch
 from torch.nn import functional as F
 
-from . import bounds, diagnostics
+from . import _check, bounds, diagnostics
 from . import signal as sg
 from .data import Pool
 from .models import SplitNet, ZeroInitBlock, insert_block, postnorm_mlp
@@ -28,9 +29,12 @@ def train(model: torch.nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: i
     (default: all) are updated. Linear warmup over ``warmup_steps``. With ``stop_at``,
     stops after the first epoch whose mean training loss is <= stop_at (early stopping to a
     matched training loss). Returns the mean training loss of each epoch run."""
-    if epochs < 0 or lr <= 0 or batch_size < 1:
-        raise ValueError(f"need epochs >= 0, lr > 0, batch_size >= 1; got epochs={epochs}, "
-                         f"lr={lr}, batch_size={batch_size}")
+    _check.integer("epochs", epochs, lo=0)
+    _check.integer("batch_size", batch_size, lo=1)
+    _check.real("lr", lr, lo=0, lo_open=True)
+    _check.real("wd", wd, lo=0)
+    if stop_at is not None:
+        _check.real("stop_at", stop_at, lo=0)
     params = [p for p in (model.parameters() if params is None else params) if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=wd)
     gen = torch.Generator().manual_seed(int(seed))
@@ -79,7 +83,10 @@ class Expansion:
     cos: float                              # cos(C_S, C_pop)
     null: np.ndarray                        # permutation null of ||C|| on the population half
     z_score: float
-    fd_slope: float                         # central difference of R_pop along -v_pop
+    fd_slope: float                         # central difference of R_pop along -v_pop (float64)
+    gamma64: float                          # gamma_pop on half A in float64 (FD prediction)
+    heldout: tuple[float, float]            # (<C_B, v_A>, t): Condition 1 on half B
+    null_sq_pred: float                     # exact permutation mean of ||C_pi||^2
     delta_R_ci: tuple[float, float, float]  # mean, lo, hi on the evaluation half
     jb_pop: sg.Jumpboard
     jb_S: sg.Jumpboard
@@ -91,31 +98,43 @@ class Expansion:
 
 def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: float = 5.0,
            block_epochs: int = 5, lr: float = 3e-3, wd: float = 0.05, batch_size: int = 128,
-           n_perm: int = 100, fd_eta: float = 1e-5) -> Expansion:
+           n_perm: int = 100, fd_eta: float = 1e-5, ci_level: float = 0.95,
+           curves: bool = True) -> Expansion:
     """Insert a zero-init block before layer ``l`` of the trained ``old`` model and measure:
-    gamma on S / pop-half A / test with a permutation null, the finite-difference slope, the
-    two jumpboards (v and eta* from S, and from pop-half A), Delta_R with a bootstrap CI on
-    pop-half B, block-only training with the fallback rule, the control "train f_old for
-    the same extra epochs", and the Route A / Route B terms (R := risk on pop-half B)."""
+    gamma on S / pop-half A / test with a permutation null and its exact mean, the
+    finite-difference slope (float64), the held-out test of Condition 1 (direction from half
+    A, slope on half B), the two jumpboards (v and eta* from S, and from pop-half A),
+    Delta_R with a bootstrap CI on pop-half B, block-only training with the fallback rule,
+    the control "train f_old for the same extra epochs", and the Route A / Route B terms
+    (R := risk on pop-half B). ``curves``: also R(eta) on train / test / half B (figure)."""
+    _check.integer("n_perm", n_perm, lo=2)
+    _check.real("fd_eta", fd_eta, lo=0, lo_open=True)
     Xs, ys = pool.train_subset(n)
     half = len(pool.y_pop) // 2
     XA, yA = pool.X_pop[:half], pool.y_pop[:half]
     XB, yB = pool.X_pop[half:], pool.y_pop[half:]
-    block = ZeroInitBlock(old.stem[0].out_features, seed=seed + 1000).to(pool.X_train.device)
+    dev, dt = pool.X_train.device, pool.X_train.dtype
+    block = ZeroInitBlock(old.stem[0].out_features, seed=seed + 1000).to(device=dev, dtype=dt)
 
     sig_S = sg.first_order_signal(old, l, block, Xs, ys, B)
     sig_pop = sg.first_order_signal(old, l, block, XA, yA, B)
     gamma_test = sg.first_order_signal(old, l, block, pool.X_test, pool.y_test, B).gamma
     null = sg.permutation_null(sig_pop, n_perm=n_perm, seed=seed)
+    null_sq_pred = sg.null_mean_square(sig_pop.g, sig_pop.phi)
     z = _zscore(sig_pop.gamma, null)
-    fd = sg.slope_fd(old, l, block, XA, yA, sig_pop.v, fd_eta, B)
+    sig_B = sg.first_order_signal(old, l, block, XB, yB, B)
+    heldout = sg.directional_t(sig_B.g, sig_B.phi, sig_pop.v)
+    # first-order slope in float64 (a float64 copy of the model, block and half A)
+    old64, block64 = copy.deepcopy(old).double(), copy.deepcopy(block).double()
+    s64 = sg.first_order_signal(old64, l, block64, XA.double(), yA, B)
+    fd = sg.slope_fd(old64, l, block64, XA.double(), yA, s64.v, fd_eta, B)
 
     jb_pop = sg.jumpboard(old, l, block, XA, yA, sig_pop.v, etas, B)
     jb_S = sg.jumpboard(old, l, block, Xs, ys, sig_S.v, etas, B)
     m_pop = insert_block(old, l, jb_pop.block(block))
     m_S = insert_block(old, l, jb_S.block(block))
     diff = (sg.per_sample_loss(old, XB, yB, B) - sg.per_sample_loss(m_pop, XB, yB, B)).cpu()
-    ci = sg.bootstrap_mean_ci(diff.numpy(), seed=seed)
+    ci = sg.bootstrap_mean_ci(diff.double().numpy(), seed=seed, level=ci_level)
 
     trained_block = copy.deepcopy(block)
     trained_block.V.weight.requires_grad_(True)
@@ -132,7 +151,9 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     r["new"] = r[chosen]
     ra = bounds.route_a(r["old"], r["pop"], r["new"], K=len(pool.y_test), B=B)
     rb = bounds.route_b(r["old"], r["S"], r["new"])
-    curves = {"eta": jb_pop.etas,
+    cv = {}
+    if curves:
+        cv = {"eta": jb_pop.etas,
               "train": sg.risk_along(old, l, block, Xs, ys, sig_pop.v, jb_pop.etas, B),
               "test": sg.risk_along(old, l, block, pool.X_test, pool.y_test, sig_pop.v,
                                     jb_pop.etas, B),
@@ -141,8 +162,8 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     models = {"old": old, "pop": m_pop, "S": m_S, "trained": m_tr, "control": control}
     models["new"] = models[chosen]
     return Expansion(n, seed, l, r, chosen, sig_S, sig_pop, gamma_test,
-                     sg.cosine(sig_S.C, sig_pop.C), null, float(z), fd, ci, jb_pop, jb_S, ra, rb,
-                     curves, models)
+                     sg.cosine(sig_S.C, sig_pop.C), null, float(z), fd, s64.gamma, heldout,
+                     null_sq_pred, ci, jb_pop, jb_S, ra, rb, cv, models)
 
 
 def train_old(pool: Pool, *, n: int, width: int, depth: int, epochs: int, seed: int,
@@ -171,13 +192,15 @@ def probe(model: SplitNet, pool: Pool, *, n: int, l: int, seed: int, B: float = 
     population proxy, and RMS(z) of the block inputs."""
     Xs, ys = pool.train_subset(n)
     width = model.stem[0].out_features
-    block = ZeroInitBlock(width, seed=seed + 1000).to(Xs.device)
+    block = ZeroInitBlock(width, seed=seed + 1000).to(device=Xs.device, dtype=Xs.dtype)
     sS = sg.first_order_signal(model, l, block, Xs, ys, B)
     sP = sg.first_order_signal(model, l, block, pool.X_pop, pool.y_pop, B)
     sigma = diagnostics.grad_covariance(sP.g[:n_cov])
     cm = diagnostics.cov_metrics(sigma)
+    null_S = sg.permutation_null(sS, n_perm=n_perm, seed=seed)
     return {"gamma_S": sS.gamma, "gamma_pop": sP.gamma, "cos": sg.cosine(sS.C, sP.C),
-            "z_S": _zscore(sS.gamma, sg.permutation_null(sS, n_perm=n_perm, seed=seed)),
+            "z_S": _zscore(sS.gamma, null_S), "ratio_S": sS.gamma / float(null_S.mean()),
+            "offdiag_null": diagnostics.lowrank_offdiag(width, pool.n_classes - 1),
             "g_norm": float(sP.g.norm(dim=1).mean()),
             "off_energy": cm.off_energy, "mean_abs_corr": cm.mean_abs_corr,
             "top_ratio": cm.top_ratio, "sigma": sigma,
@@ -199,7 +222,8 @@ def progressive_deepening(pool: Pool, *, n: int, width: int, depth0: int, rounds
         gS = gP = float("nan")
         if k > 0:
             l = model.depth // 2
-            block = ZeroInitBlock(width, seed=seed + 100 + k).to(Xs.device)
+            block = ZeroInitBlock(width, seed=seed + 100 + k).to(device=Xs.device,
+                                                                   dtype=Xs.dtype)
             gS = sg.first_order_signal(model, l, block, Xs, ys, B).gamma
             gP = sg.first_order_signal(model, l, block, pool.X_pop, pool.y_pop, B).gamma
             model = insert_block(model, l, block)
@@ -230,3 +254,255 @@ def depth_width_grid(pool: Pool, *, n: int, widths, depths, epochs: int, seed: i
             rows.append({"width": w, "depth": L, "train": rk.train, "test": rk.test,
                          "pop": rk.pop, "train_ce_last": hist[-1], **pr})
     return rows
+
+
+# --------------------------------------------------------------------------------------
+# Sweeps used by the chapter: module-level task functions (config, task) -> row(s), run
+# through ``dltheory.experiments.sweep`` (cached, resumable, any backend), and one
+# function per experiment returning a tidy DataFrame.
+# --------------------------------------------------------------------------------------
+
+def _sweep(fn, tasks, cfg, name):
+    from .. import experiments as engine
+
+    return engine.sweep(fn, tasks, config=cfg, name=f"depth_expansion.{name}")
+
+
+def _old_model(cfg, pool, seed: int, *, twin: bool = False):
+    epochs = cfg.budget_epochs(cfg.twin_max_epochs if twin else cfg.epochs_old)
+    return train_old(pool, n=cfg.n_train, width=cfg.width, depth=cfg.depth, epochs=epochs,
+                     seed=seed, lr=cfg.lr, wd=0.0 if twin else cfg.wd, batch_size=cfg.batch,
+                     stop_at=cfg.twin_target_ce if twin else None)
+
+
+def _function_preservation(cfg, model: SplitNet, X: torch.Tensor) -> dict:
+    """max |logits_new - logits_old| over every insertion point, for the matrix and the
+    ReZero block (float64), and for a whole post-norm block N(z + 0) inserted instead."""
+    from .models import PostNormBlock
+
+    m64, X64 = copy.deepcopy(model).double(), X.double()
+    worst = 0.0
+    with torch.no_grad():
+        base = m64(X64)
+        for kind in ("mlp", "rezero"):
+            for l in range(m64.depth + 1):
+                blk = ZeroInitBlock(cfg.width, kind=kind, seed=1).to(device=X.device,
+                                                                     dtype=torch.float64)
+                worst = max(worst, float((insert_block(m64, l, blk)(X64) - base).abs().max()))
+        pn = PostNormBlock(cfg.width).to(device=X.device, dtype=torch.float64)
+        pn.V.weight.zero_()
+        pn.V.bias.zero_()
+        pn.norm.gain.copy_(m64.blocks[cfg.l_star].norm.gain)
+        post = float((insert_block(m64, cfg.l_star, pn)(X64) - base).abs().max())
+    return {"fp_max": worst, "postnorm_diff": post}
+
+
+def _regularity(cfg, model: SplitNet, X: torch.Tensor) -> dict:
+    """RMS of the pre-normalisation sums u = z + V relu(U z) in every block, and the exact
+    Jacobian norm of block l_star's RMSNorm at n_lip of them against the bound."""
+    with torch.no_grad():
+        z = model.stem(X)
+        pre = []
+        for b in model.blocks:
+            pre.append(z + b.V(torch.relu(b.U(z))))
+            z = b(z)
+    norm = model.blocks[cfg.l_star].norm
+    u = pre[cfg.l_star][:cfg.n_lip].double()
+    n64 = copy.deepcopy(norm).double()
+    measured = diagnostics.rmsnorm_jacobian_norms(n64, u)
+    bound = diagnostics.rmsnorm_jacobian_bound(n64.gain, diagnostics.rms(u), n64.eps)
+    rms_pre = np.concatenate([diagnostics.rms(p) for p in pre])
+    r1 = float(np.quantile(rms_pre, 0.01))
+    return {"lip_ratio_max": float((measured / bound).max()),
+            "lip_ratio_min": float((measured / bound).min()),
+            "rms_r1": r1, "norm_eps": norm.eps,
+            "lip_r": diagnostics.rmsnorm_jacobian_bound(norm.gain, r1, norm.eps),
+            "lip_naive": diagnostics.eps_naive_bound(norm.gain, norm.eps),
+            "rms_pre": rms_pre.astype(np.float32)}
+
+
+def expansion_task(cfg, task: dict) -> dict:
+    """One trained old model (task["model"]: "old" with weight decay, or the interpolating
+    "twin") of seed task["seed"], expanded at cfg.l_star: every number the chapter's
+    sections on the signal, the jumpboards, Condition 2, the routes and the normalisation
+    use (plain floats, plus a few arrays for the figures)."""
+    from . import data
+
+    pool = data.pool_for(cfg)
+    twin = task["model"] == "twin"
+    old, hist = _old_model(cfg, pool, task["seed"], twin=twin)
+    return measure_expansion(cfg, pool, old, hist, task["seed"], twin=twin)
+
+
+def measure_expansion(cfg, pool: Pool, old: SplitNet, hist: list[float], seed: int, *,
+                      twin: bool = False) -> dict:
+    """The row of ``expansion_task`` for an already trained old model (tests plant errors
+    in the theory and call this on a small model)."""
+    first = seed == cfg.seed
+    e = expand(old, pool, n=cfg.n_train, seed=seed, l=cfg.l_star, etas=cfg.etas,
+               B=cfg.B, block_epochs=cfg.budget_epochs(cfg.block_epochs), lr=cfg.lr,
+               wd=cfg.wd, batch_size=cfg.batch, n_perm=cfg.n_perm, fd_eta=cfg.fd_eta,
+               ci_level=cfg.ci_level, curves=first and not twin)
+    r, ra, rb = e.risks, e.route_a, e.route_b
+    direct = float((sg.per_sample_loss(e.models["new"], pool.X_test, pool.y_test, cfg.B).double()
+                    - sg.per_sample_loss(old, pool.X_test, pool.y_test, cfg.B).double()).mean())
+    row = {"epochs": len(hist), "train_ce": hist[-1],
+           "gamma_S": e.sig_S.gamma, "gamma_pop": e.sig_pop.gamma, "gamma_test": e.gamma_test,
+           "gamma64": e.gamma64, "fd_slope": e.fd_slope,
+           "heldout_slope": e.heldout[0], "t_cond1": e.heldout[1],
+           "null_mean": float(e.null.mean()), "null_sd": float(e.null.std(ddof=1)),
+           "null_sq_mean": float((e.null**2).mean()),
+           "null_sq_se": float((e.null**2).std(ddof=1) / math.sqrt(len(e.null))),
+           "null_sq_pred": e.null_sq_pred, "z_perm": e.z_score,
+           "mean_part": float(e.sig_pop.g.mean(0).norm() * e.sig_pop.phi.mean(0).norm()),
+           "cos": e.cos, "eta_pop": e.jb_pop.eta, "eta_S": e.jb_S.eta,
+           "delta_R": e.delta_R_ci[0], "delta_R_lo": e.delta_R_ci[1],
+           "delta_R_hi": e.delta_R_ci[2], "delta_test": rb.delta_test, "chosen": e.chosen,
+           "erm_trained": min(r[j].train - r["trained"].train for j in ("pop", "S")),
+           "delta_erm_pop": ra.delta_erm, "delta_erm_S": rb.delta_erm,
+           "gap_bracket": ra.gap_bracket, "test_bracket": ra.test_bracket,
+           "tg_bracket": rb.bracket, "lhs": ra.lhs, "lhs_direct": direct,
+           "idA_sum": ra.identity_sum, "idB_sum": rb.identity_sum,
+           "rhsA": ra.rhs, "rhsB": rb.rhs, "eps_M": ra.eps_M, "eps_M_B": rb.eps_M,
+           "eps_K_B": rb.eps_K, "failure_prob": ra.failure_prob, "K_needed": ra.K_needed,
+           "null": e.null.astype(np.float32), "curves": e.curves or None,
+           "z_max": float(e.sig_pop.z.norm(dim=1).max()),
+           "U_norm": float(ZeroInitBlock(cfg.width, seed=seed + 1000).U.weight.detach().norm())}
+    for name in ("old", "new", "control", "trained"):
+        for part in ("train", "pop", "test"):
+            row[f"{part}_{name}"] = getattr(r[name], part)
+    if not twin:
+        row.update(_regularity(cfg, old, pool.X_pop[:4000]))
+        if first:
+            row.update(_function_preservation(cfg, old, pool.X_test[:512]))
+    return row
+
+
+def expansions(cfg) -> pd.DataFrame:
+    """The main demonstration: one row per old model (cfg.seeds) plus the interpolating
+    twin (seed cfg.seed), indexed by (model, seed)."""
+    tasks = [{"model": "old", "seed": s} for s in cfg.seeds] + [{"model": "twin",
+                                                                   "seed": cfg.seed}]
+    return _sweep(expansion_task, tasks, cfg, "expansion").set_index(["model", "seed"])
+
+
+def alignment_task(cfg, task: dict) -> dict:
+    """cos(C_S, C_pop) of a model trained on n samples for a fixed number of steps."""
+    from . import data
+
+    pool = data.pool_for(cfg)
+    n, s = task["n"], task["seed"]
+    ep = max(1, round(cfg.align_steps_eff * cfg.batch / n))
+    m, _ = train_old(pool, n=n, width=cfg.width, depth=cfg.depth, epochs=ep, seed=s,
+                     lr=cfg.lr, wd=cfg.wd, batch_size=cfg.batch)
+    blk = ZeroInitBlock(cfg.width, seed=s + 1000).to(device=pool.X_train.device,
+                                                      dtype=pool.X_train.dtype)
+    Xs, ys = pool.train_subset(n)
+    cS = sg.first_order_signal(m, cfg.l_star, blk, Xs, ys, cfg.B).C
+    cP = sg.first_order_signal(m, cfg.l_star, blk, pool.X_pop, pool.y_pop, cfg.B).C
+    return {"epochs": ep, "cos": sg.cosine(cS, cP)}
+
+
+def alignment(cfg) -> pd.DataFrame:
+    """Data and the first-order direction: one row per (n, seed)."""
+    tasks = [{"n": n, "seed": s} for n in cfg.align_ns for s in cfg.seeds]
+    return _sweep(alignment_task, tasks, cfg, "alignment")
+
+
+def grid_task(cfg, task: dict) -> dict:
+    """One (width, depth, seed) cell: train / test / pop risk and the probe at the middle
+    layer (lr / sqrt(max(1, depth / 4)); trained to cfg.grid_target_ce when it is > 0)."""
+    from . import data
+
+    pool = data.pool_for(cfg)
+    w, L, s = task["width"], task["depth"], task["seed"]
+    model, hist = train_old(pool, n=cfg.n_train, width=w, depth=L, epochs=cfg.grid_epochs,
+                            seed=s, lr=cfg.lr / math.sqrt(max(1.0, L / 4)), wd=cfg.wd,
+                            batch_size=cfg.batch, stop_at=cfg.grid_target_ce or None)
+    Xs, ys = pool.train_subset(cfg.n_train)
+    rk = risks_of(model, pool, Xs, ys, pool.X_pop, pool.y_pop, cfg.B)
+    pr = probe(model, pool, n=cfg.n_train, l=L // 2, seed=s, B=cfg.B)
+    keep_sigma = L == max(cfg.grid_depths) and s == cfg.seed
+    pr["sigma"] = pr["sigma"].astype(np.float32) if keep_sigma else None
+    pr.pop("rms")
+    return {"epochs": len(hist), "train": rk.train, "test": rk.test, "pop": rk.pop, **pr}
+
+
+def grid(cfg) -> pd.DataFrame:
+    """Width x depth grid of old models: one row per (width, depth, seed)."""
+    tasks = [{"width": w, "depth": L, "seed": s} for w in cfg.grid_widths
+             for L in cfg.grid_depths for s in range(cfg.seed, cfg.seed + cfg.grid_seeds)]
+    return _sweep(grid_task, tasks, cfg, "grid")
+
+
+def observability_task(cfg, task: dict) -> dict:
+    """A model of width task["width"] early-stopped at cfg.obs_target_ce, probed at the
+    middle layer: the alignment cos, the z-score and the size-free ratio gamma_S / null."""
+    from . import data
+
+    pool = data.pool_for(cfg)
+    w, s = task["width"], task["seed"]
+    m, h = train_old(pool, n=cfg.n_train, width=w, depth=4, epochs=cfg.obs_max_epochs,
+                     seed=s, lr=cfg.lr, wd=cfg.wd, batch_size=cfg.batch,
+                     stop_at=cfg.obs_target_ce)
+    pr = probe(m, pool, n=cfg.n_train, l=2, seed=s, B=cfg.B)
+    return {"epochs": len(h), "train_ce": h[-1], "cos": pr["cos"], "z": pr["z_S"],
+            "ratio": pr["ratio_S"]}
+
+
+def observability(cfg) -> pd.DataFrame:
+    tasks = [{"width": w, "seed": s} for w in cfg.obs_widths
+             for s in range(cfg.seed, cfg.seed + cfg.obs_seeds)]
+    return _sweep(observability_task, tasks, cfg, "observability")
+
+
+def progressive_task(cfg, task: dict) -> list[dict]:
+    from . import data
+
+    return progressive_deepening(data.pool_for(cfg), n=cfg.prog_n, width=64, depth0=2,
+                                 rounds=cfg.prog_rounds, epochs=cfg.prog_epochs,
+                                 seed=task["seed"], lr=cfg.lr, wd=cfg.wd,
+                                 batch_size=cfg.batch, B=cfg.B)
+
+
+def progressive(cfg) -> pd.DataFrame:
+    return _sweep(progressive_task, [{"seed": cfg.seed}], cfg, "progressive")
+
+
+def conv_task(cfg, task: dict) -> dict:
+    """A post-norm GroupNorm conv ResNet of task["channels"] channels on the image pool:
+    function preservation of a conv block, its signal on train and test with a
+    permutation null, the training-set jumpboard's test margin, and the *channel*
+    covariance of the activation gradients against its low-rank null."""
+    from . import data
+    from .models import postnorm_convnet
+
+    imgs = data.images_for(cfg)
+    c, s = task["channels"], task["seed"]
+    dev, dt = imgs.X_train.device, imgs.X_train.dtype
+    net = postnorm_convnet(imgs.X_train.shape[1], imgs.n_classes, channels=c, depth=2,
+                           seed=s).to(device=dev, dtype=dt)
+    hist = train(net, imgs.X_train, imgs.y_train, epochs=cfg.conv_epochs, lr=cfg.lr,
+                 wd=cfg.wd, batch_size=cfg.batch, seed=s)
+    blk = ZeroInitBlock(c, kind="conv", seed=s + 1).to(device=dev, dtype=dt)
+    k = cfg.conv_n_signal
+    Xc, yc, Xt, yt = imgs.X_train[:k], imgs.y_train[:k], imgs.X_test[:k], imgs.y_test[:k]
+    with torch.no_grad():
+        fp = float((insert_block(net, 1, blk)(Xt[:512]) - net(Xt[:512])).abs().max())
+    cs = sg.first_order_signal(net, 1, blk, Xc, yc, cfg.B)
+    ct = sg.first_order_signal(net, 1, blk, Xt, yt, cfg.B)
+    null = sg.permutation_null(ct, n_perm=cfg.n_perm, seed=s)
+    jb = sg.jumpboard(net, 1, blk, Xc, yc, cs.v, cfg.etas, cfg.B)
+    jb_net = insert_block(net, 1, jb.block(blk))
+    cm = diagnostics.cov_metrics(diagnostics.grad_covariance(ct.g))
+    return {"data": imgs.name, "train_ce": hist[-1], "fp": fp, "gamma_S": cs.gamma,
+            "gamma_test": ct.gamma, "z": _zscore(ct.gamma, null), "cos": sg.cosine(cs.C, ct.C),
+            "eta": jb.eta, "delta_test": sg.risk(net, Xt, yt, cfg.B) - sg.risk(jb_net, Xt, yt,
+                                                                                 cfg.B),
+            "off_energy": cm.off_energy, "top_ratio": cm.top_ratio,
+            "offdiag_null": diagnostics.lowrank_offdiag(c, imgs.n_classes - 1)}
+
+
+def conv(cfg) -> pd.DataFrame:
+    tasks = [{"channels": c, "seed": cfg.seed} for c in cfg.conv_widths]
+    return _sweep(conv_task, tasks, cfg, "conv").set_index("channels")

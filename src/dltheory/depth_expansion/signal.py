@@ -13,6 +13,7 @@ model is the expanded model at theta = -eta* v with eta* from a line search.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +21,7 @@ import torch
 from torch.nn import functional as F
 
 from ..runtime import as_generator
+from . import _check
 from .models import SplitNet, ZeroInitBlock
 
 B_DEFAULT = 5.0
@@ -28,8 +30,7 @@ B_DEFAULT = 5.0
 def clipped_ce(logits: torch.Tensor, y: torch.Tensor, B: float = B_DEFAULT) -> torch.Tensor:
     """Per-sample ``min(CE(logits, y), B)``: (n, classes), (n,) -> (n,). Bounded in [0, B]
     so Hoeffding and Rademacher bounds apply; its gradient is CE's where CE < B, else 0."""
-    if B <= 0:
-        raise ValueError(f"B must be > 0, got {B}")
+    _check.real("B", B, lo=0, lo_open=True)
     return F.cross_entropy(logits, y, reduction="none").clamp(max=B)
 
 
@@ -143,8 +144,7 @@ def permutation_null(sig: Signal, *, n_perm: int = 200, seed: int | np.random.Ge
                      ) -> np.ndarray:
     """||C_perm||_F for ``n_perm`` shuffles of g across samples (breaks the pairing between
     g and phi(z)); MLP/conv kinds. Returns (n_perm,)."""
-    if n_perm < 2:
-        raise ValueError(f"n_perm must be >= 2, got {n_perm}")
+    _check.integer("n_perm", n_perm, lo=2)
     rng = as_generator(seed)
     n = sig.g.shape[0]
     out = np.empty(n_perm)
@@ -180,8 +180,7 @@ def slope_fd(model: SplitNet, l: int, block: ZeroInitBlock, X: torch.Tensor, y: 
              v: torch.Tensor, eta: float = 1e-5, B: float = B_DEFAULT) -> float:
     """Central finite difference (R(eta) - R(-eta)) / (2 eta) of the risk along theta = -eta v;
     first-order theory: -<C, v> (= -gamma for v = C/||C||). Use float64."""
-    if eta <= 0:
-        raise ValueError(f"eta must be > 0, got {eta}")
+    eta = _check.real("eta", eta, lo=0, lo_open=True)
     rp, rm = risk_along(model, l, block, X, y, v, [eta, -eta], B)
     return float((rp - rm) / (2 * eta))
 
@@ -209,9 +208,7 @@ class Jumpboard:
 def jumpboard(model: SplitNet, l: int, block: ZeroInitBlock, X: torch.Tensor, y: torch.Tensor,
               v: torch.Tensor, etas, B: float = B_DEFAULT) -> Jumpboard:
     """Line search of R(-eta v) on (X, y) over the grid ``etas`` (eta = 0 is included)."""
-    etas = np.unique(np.concatenate([[0.0], np.asarray(etas, dtype=float)]))
-    if etas.min() < 0:
-        raise ValueError("etas must be >= 0")
+    etas = np.unique(np.concatenate([[0.0], _check.array("etas", etas, lo=0).ravel()]))
     r = risk_along(model, l, block, X, y, v, etas, B)
     i = int(np.argmin(r))
     return Jumpboard(v, etas, r, float(etas[i]), float(r[0] - r[i]))
@@ -220,12 +217,50 @@ def jumpboard(model: SplitNet, l: int, block: ZeroInitBlock, X: torch.Tensor, y:
 def bootstrap_mean_ci(x, *, n_boot: int = 2000, level: float = 0.95,
                       seed: int | np.random.Generator) -> tuple[float, float, float]:
     """(mean, lo, hi): percentile bootstrap interval for the mean of ``x`` (n,)."""
-    x = np.asarray(x, dtype=float).ravel()
+    x = _check.array("x", x).ravel()
     if x.size < 2:
         raise ValueError(f"x needs >= 2 values, got {x.size}")
+    _check.integer("n_boot", n_boot, lo=10)
+    level = _check.real("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
     rng = as_generator(seed)
     idx = rng.integers(0, x.size, size=(n_boot, x.size))
     means = x[idx].mean(1)
     a = (1 - level) / 2
     lo, hi = np.quantile(means, [a, 1 - a])
     return float(x.mean()), float(lo), float(hi)
+
+
+def null_mean_square(g: torch.Tensor, phi: torch.Tensor) -> float:
+    """Exact mean of ||C_pi||_F^2 over uniformly random permutations pi of the samples,
+    C_pi = (1/n) sum_i g_{pi(i)} phi_i^T (MLP shapes: g (n, d), phi (n, k)):
+
+        n^2 E||C_pi||^2 = a sum_i ||phi_i||^2 + b (||sum_i phi_i||^2 - sum_i ||phi_i||^2),
+        a = mean_p ||g_p||^2,   b = (||sum_p g_p||^2 - sum_p ||g_p||^2) / (n (n - 1)),
+
+    since pi(i) = pi(j) exactly when i = j, and for i != j the pair (pi(i), pi(j)) is a
+    uniformly random ordered pair of distinct samples. The b term carries the rank-one
+    "mean part" g_bar phi_bar^T that the shuffle keeps."""
+    if g.dim() != 2 or phi.dim() != 2 or g.shape[0] != phi.shape[0] or g.shape[0] < 2:
+        raise ValueError(f"g and phi must be (n >= 2, .) with the same n, got "
+                         f"{tuple(g.shape)}, {tuple(phi.shape)}")
+    n = g.shape[0]
+    g, phi = g.double(), phi.double()
+    g2, p2 = g.pow(2).sum(1), phi.pow(2).sum(1)
+    a = float(g2.mean())
+    b = float((g.sum(0).pow(2).sum() - g2.sum()) / (n * (n - 1)))
+    s_phi, s_phi_all = float(p2.sum()), float(phi.sum(0).pow(2).sum())
+    return (a * s_phi + b * (s_phi_all - s_phi)) / n**2
+
+
+def directional_t(g: torch.Tensor, phi: torch.Tensor, v: torch.Tensor) -> tuple[float, float]:
+    """Held-out first-order test of Condition 1: for a direction ``v`` chosen on *other*
+    data, the per-sample slopes s_i = <g_i, v phi_i> (MLP shapes) have mean <C, v>; returns
+    (mean, t) with t = mean / (sd / sqrt(n)). Under "no first-order signal" (C = 0) the mean
+    is 0 and t is about standard normal, whatever the network."""
+    if g.dim() != 2:
+        raise ValueError(f"g must be (n, d), got {tuple(g.shape)}")
+    s = ((g @ v) * phi).sum(1).double()
+    n = s.shape[0]
+    sd = float(s.std())
+    mean = float(s.mean())
+    return mean, (mean / (sd / math.sqrt(n)) if sd > 0 else float("inf"))

@@ -1,0 +1,252 @@
+"""The chapter's figures, one function per figure: (tidy table(s), cfg) -> Figure.
+
+Theory dashed, simulation as markers; titles name the data and the scale.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
+import numpy as np
+import pandas as pd
+
+from .. import plotting
+from . import bounds, diagnostics
+
+DATA = "MNIST-1D"
+
+
+def _tag(cfg, data: str = DATA) -> str:
+    return plotting.scale_tag(cfg.scale, data)
+
+
+def _first(ex: pd.DataFrame, cfg) -> pd.Series:
+    return ex.loc[("old", cfg.seed)]
+
+
+def condition1_null(ex: pd.DataFrame, cfg):
+    e0 = _first(ex, cfg)
+    fig, ax = plt.subplots()
+    ax.hist(e0.null, bins=25, color=plotting.color(5), alpha=0.8, label="permutation null")
+    ax.axvline(np.sqrt(e0.null_sq_pred), color="0.2", lw=1.2, ls="--",
+               label=r"exact null r.m.s. $\sqrt{E\Vert C_\pi\Vert^2}$")
+    ax.axvline(e0.mean_part, color="0.5", lw=1.0, ls=":",
+               label=r"mean part $\Vert\bar g\Vert\,\Vert\bar\phi\Vert$")
+    ax.axvline(e0.gamma_pop, color=plotting.color(1), lw=2, label=r"$\hat\gamma$ (paired)")
+    ax.set_xlabel(r"$\Vert \hat C\Vert_F$ on population half A")
+    ax.set_ylabel("count")
+    ax.set_title(f"Condition 1: signal vs permutation null ({_tag(cfg)})")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def line_search(ex: pd.DataFrame, cfg):
+    e0 = _first(ex, cfg)
+    c = e0.curves
+    fig, ax = plt.subplots(figsize=(5.6, 3.6))
+    keep = (c["eta"] > 0) & (c["eta"] <= 4 * max(e0.eta_pop, cfg.eta_min))
+    names = {"pop_A": r"population half A (chose $v$, $\eta^*$)", "pop": "population half B",
+             "train": "train $S$", "test": "test"}
+    for i, key in enumerate(names):
+        plotting.sim(ax, c["eta"][keep], (c[key] - c[key][0])[keep], color=plotting.color(i + 2),
+                     label=names[key], ls="-", marker="o", ms=3)
+    eta_t = c["eta"][keep & (c["eta"] <= 2 * max(e0.eta_pop, cfg.eta_min))]
+    plotting.theory(ax, eta_t, -e0.gamma_pop * eta_t, label=r"tangent $-\gamma\,\eta$")
+    ax.axvline(e0.eta_pop, color="0.5", lw=0.8, ls=":", label=r"$\eta^*$ (half A)")
+    ax.set_xscale("log")
+    ax.set_xlabel(r"step $\eta$ along $-v_{\rm pop}$")
+    ax.set_ylabel(r"$R(\eta) - R(0)$")
+    ax.set_title(f"Jumpboard line search, seed {cfg.seed} ({_tag(cfg)})")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def _bars(ax, labels, values, roles, total, title):
+    acc = 0.0
+    for i, (v, role) in enumerate(zip(values, roles, strict=True)):
+        ax.bar(i, v, bottom=acc, color=plotting.color(2 if role == "gain" else 1), width=0.6)
+        acc += v
+    ax.bar(len(values), total, color=plotting.color(0), width=0.6)
+    ax.axhline(0, color="0.3", lw=0.8)
+    ax.set_xticks(range(len(values) + 1), [*labels, r"measured $\Delta L_{test}$"], fontsize=7)
+    ax.set_title(title)
+    return min(0.0, *np.cumsum(values), total)
+
+
+def waterfall(ex: pd.DataFrame, cfg):
+    e = _first(ex, cfg)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+    low = _bars(axes[0], [r"$-\Delta_R$", r"$-\Delta^{pop}_{ERM}$", "G bracket", "T bracket"],
+                [-e.delta_R, -e.delta_erm_pop, e.gap_bracket, e.test_bracket],
+                ["gain", "gain", "gen", "gen"], e.lhs, "Route A")
+    low = min(low, _bars(axes[1], [r"$-\Delta^R_{test}$", r"$-\Delta^{S}_{ERM}$",
+                                   "(T+G) bracket"],
+                         [-e.delta_test, -e.delta_erm_S, e.tg_bracket], ["gain", "gain", "gen"],
+                         e.lhs, "Route B"))
+    top = max(0.0, e.gap_bracket, e.tg_bracket)
+    axes[0].set_ylim(1.15 * low, 0.1 * abs(low) + 1.15 * top)
+    axes[0].set_ylabel("change in test risk")
+    fig.suptitle(f"Test-risk decomposition, seed {cfg.seed} ({_tag(cfg)})")
+    return fig
+
+
+def norm_bound(ex: pd.DataFrame, cfg):
+    e = _first(ex, cfg)
+    ns = np.geomspace(1e3, 1e7, 20)
+    eps_n = bounds.norm_bound_proxy(ns, a=e.U_norm, b=1.0, B_z=e.z_max, B=cfg.B)
+    fig, ax = plt.subplots()
+    plotting.theory(ax, ns, eps_n, label=r"norm-based $\varepsilon_M(n)$ proxy")
+    ax.axhline(cfg.B, color=plotting.color(1), lw=1, label="loss range B")
+    g_meas = float((ex.pop_new - ex.train_new).abs().max())
+    ax.axhline(g_meas, color=plotting.color(2), lw=1, ls="-.",
+               label=r"largest measured $|G(f_{new})|$")
+    plotting.loglog(ax, xlabel="training-set size n", ylabel=r"$\varepsilon_M$",
+                    title=f"Uniform-deviation proxy, width {cfg.width} ({_tag(cfg)})")
+    plotting.slope_line(ax, -0.5, anchor=(ns[10], eps_n[10]), offset=0.5)
+    ax.legend(fontsize=7)
+    return fig
+
+
+def rms_hist(ex: pd.DataFrame, cfg):
+    e = _first(ex, cfg)
+    pre = np.asarray(e.rms_pre, float)
+    fig, ax = plt.subplots()
+    bins = np.geomspace(min(pre.min(), np.sqrt(e.norm_eps)) * 0.8, pre.max() * 1.2, 60)
+    ax.hist(pre, bins=bins, alpha=0.7, color=plotting.color(0), label="pre-norm sums (all blocks)")
+    ax.axvline(np.sqrt(e.norm_eps), color=plotting.color(1), ls="--", label=r"$\sqrt{\epsilon}$")
+    ax.axvline(e.rms_r1, color="0.2", ls=":", label="1st percentile r")
+    ax.set_xscale("log")
+    ax.set_xlabel("RMS")
+    ax.set_ylabel("count")
+    ax.set_title(f"Block-input RMS ({_tag(cfg)})")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def alignment(df: pd.DataFrame, cfg):
+    m = df.groupby("n").cos.mean()
+    fig, ax = plt.subplots()
+    ax.plot(df.n, df.cos, "o", color=plotting.color(0), alpha=0.5, label="seeds")
+    plotting.sim(ax, m.index, m.to_numpy(), color=plotting.color(1), ls="-", label="mean")
+    ax.set_xscale("log")
+    ax.set_xlabel("training-set size n (same number of steps)")
+    ax.set_ylabel(r"cos$(\hat C_S, \hat C_{pop})$")
+    ax.set_title(f"Data aligns the first-order direction ({_tag(cfg)})")
+    ax.legend()
+    return fig
+
+
+def grid(gdf: pd.DataFrame, cfg):
+    cell = gdf.groupby(["width", "depth"])[["train", "test", "gamma_pop"]].mean().reset_index()
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    for i, w in enumerate(cfg.grid_widths):
+        sub = cell[cell.width == w]
+        axes[0].plot(sub.depth, sub.test, "o-", color=plotting.color(i), label=f"width {w} test")
+        axes[0].plot(sub.depth, sub.train, "s--", color=plotting.color(i), alpha=0.5,
+                     label=f"width {w} train")
+        axes[1].plot(sub.depth, sub.gamma_pop, "o-", color=plotting.color(i), label=f"width {w}")
+    for ax in axes:
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("depth L")
+    axes[0].set_ylabel("clipped CE")
+    axes[0].set_title("Depth x width: test (solid), train (dashed)")
+    axes[0].legend(fontsize=6, ncol=2)
+    axes[1].set_yscale("log")
+    axes[1].set_ylabel(r"$\gamma_{pop}$ at the middle layer")
+    axes[1].set_title("First-order signal vs depth")
+    axes[1].legend()
+    fig.suptitle(_tag(cfg))
+    return fig
+
+
+def observability(odf: pd.DataFrame, cfg):
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.2))
+    m = odf.groupby("width")[["cos", "ratio", "z"]].mean()
+    labels = {"cos": r"cos$(\hat C_S, \hat C_{pop})$ (pre-registered)",
+              "ratio": r"$\hat\gamma_S$ / null mean", "z": r"$z_S$ vs null (size-dependent)"}
+    for ax, key in zip(axes, labels, strict=True):
+        ax.plot(odf.width, odf[key], "o", color=plotting.color(0), alpha=0.4, label="seeds")
+        plotting.sim(ax, m.index, m[key], color=plotting.color(1), ls="-", label="mean")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("width")
+        ax.set_title(labels[key], fontsize=8)
+    axes[0].legend()
+    fig.suptitle(f"Observability at matched train CE {cfg.obs_target_ce} ({_tag(cfg)})")
+    return fig
+
+
+def covariance(gdf: pd.DataFrame, cfg):
+    rows = gdf[gdf.sigma.notna()] if "sigma" in gdf else gdf.iloc[:0]
+    fig, axes = plt.subplots(1, max(1, len(rows)), figsize=(3.0 * max(1, len(rows)), 3.0))
+    im = None
+    for ax, (_, r) in zip(np.atleast_1d(axes), rows.iterrows(), strict=False):
+        im = ax.imshow(diagnostics.correlation(np.asarray(r.sigma, float)), cmap="RdBu_r",
+                       vmin=-1, vmax=1)
+        ax.set_title(f"width {r.width}: off {r.off_energy:.2f} (null {r.offdiag_null:.2f})",
+                     fontsize=8)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.grid(False)
+    if im is not None:
+        fig.colorbar(im, ax=np.atleast_1d(axes).tolist(), shrink=0.8)
+    fig.suptitle(f"corr(g) at the middle layer, depth {max(cfg.grid_depths)} ({_tag(cfg)})")
+    return fig
+
+
+def progressive(prog: pd.DataFrame, cfg):
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    for key, i, ls in (("test", 0, "-"), ("pop", 2, "-"), ("train", 1, "--")):
+        plotting.sim(axes[0], prog["round"], prog[key], color=plotting.color(i), ls=ls,
+                     label=key)
+    axes[0].set_xlabel("round k (blocks inserted)")
+    axes[0].set_ylabel("clipped CE")
+    axes[0].set_title("Progressive deepening")
+    axes[0].legend()
+    pk = prog[prog["round"] > 0]
+    plotting.sim(axes[1], pk["round"], pk.gamma_pop, color=plotting.color(2),
+                 label=r"$\gamma_{pop}$")
+    plotting.sim(axes[1], pk["round"], pk.gamma_S, color=plotting.color(1), marker="s",
+                 label=r"$\gamma_S$")
+    plotting.loglog(axes[1], xlabel="round k", ylabel="signal of the new block",
+                    title="Signal of each inserted block")
+    axes[1].xaxis.set_major_locator(mticker.FixedLocator(pk["round"].to_numpy()))
+    axes[1].xaxis.set_major_formatter(mticker.FormatStrFormatter("%d"))
+    axes[1].xaxis.set_minor_locator(mticker.NullLocator())
+    plotting.slope_line(axes[1], -1.0, anchor=(1, pk.gamma_pop.iloc[0]),
+                        label="slope -1 (a = 1, assumption G)")
+    axes[1].legend(fontsize=7)
+    fig.suptitle(_tag(cfg))
+    return fig
+
+
+def explore(width: int = 64, a: float = 1.0, b: float = 0.5, delta_R: float = 0.03,
+            B: float = 5.0):
+    """Theory only: the norm-based eps_M(n) proxy at this width (Kaiming U: ||U||_F ~
+    sqrt(2 width); post-norm z: ||z|| <= sqrt(width)); the Hoeffding test-set size Route A
+    needs at margin delta_R; and the reconstructed Appendix M law: gains ~ k^-2a until the
+    per-block cost ~ k^b n^-1/2 exceeds them, so L(k) - L_inf ~ k^-(2a-1) up to k_max(n)."""
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.3))
+    ns = np.geomspace(1e3, 1e8, 40)
+    eps = bounds.norm_bound_proxy(ns, a=np.sqrt(2 * width), b=1.0, B_z=np.sqrt(width), B=B)
+    plotting.theory(axes[0], ns, eps, label=rf"$\varepsilon_M(n)$, width {width}")
+    axes[0].axhline(B, color=plotting.color(1), lw=1, label="loss range B")
+    plotting.loglog(axes[0], xlabel="n", ylabel=r"$\varepsilon_M$", title="Uniform deviation")
+    axes[0].legend(fontsize=7)
+    dr = np.geomspace(1e-3, 0.5, 50)
+    plotting.theory(axes[1], dr, [bounds.hoeffding_K(d, B, 0.05) for d in dr], label="K needed")
+    axes[1].axvline(delta_R, color=plotting.color(2), lw=1, label=rf"$\Delta_R$ = {delta_R:g}")
+    plotting.loglog(axes[1], xlabel=r"$\Delta_R$", ylabel="test samples K",
+                    title="Route A: Hoeffding transfer (failure 5%)")
+    axes[1].legend(fontsize=7)
+    k = np.arange(1, 201)
+    for i, n in enumerate((1e4, 1e5, 1e6)):
+        kmax = (np.sqrt(n) / 40.0) ** (1 / (2 * a + b))
+        gains = np.where(k <= kmax, k ** (-2.0 * a), 0.0)
+        loss = 1.0 - np.cumsum(gains) / np.sum(np.arange(1, 10_001) ** (-2.0 * a))
+        plotting.theory(axes[2], k, np.maximum(loss, 1e-4), color=plotting.color(i),
+                        label=f"n = {n:.0e}")
+    plotting.loglog(axes[2], xlabel="blocks inserted k", ylabel=r"$L(k) - L_\infty$ (rel.)",
+                    title=f"Appendix M law, a = {a:g}, b = {b:g}")
+    axes[2].legend(fontsize=7)
+    fig.tight_layout()
+    return fig

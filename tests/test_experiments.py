@@ -139,6 +139,11 @@ def test_loky_gives_the_same_table():
     again = experiments.sweep(toy, TASKS, config=Cfg(), backend="loky", n_jobs=2)
     pd.testing.assert_frame_equal(again, plain)
     assert experiments.stats() == {"computed": 12, "cached": 6}
+    import joblib  # "active": the caller's joblib backend (how Ray plugs in)
+
+    with joblib.parallel_config(backend="loky", n_jobs=2):
+        active = experiments.sweep(toy, TASKS, config=Cfg(a=5.0), backend="active")
+    pd.testing.assert_frame_equal(active, experiments.sweep(toy, TASKS, config=Cfg(a=5.0), cache=False))
 
 
 def test_backend_and_config_validation(monkeypatch):

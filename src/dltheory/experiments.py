@@ -13,7 +13,8 @@ A chapter's experiment is a list of *tasks* and one pure *task function*::
     df = experiments.sweep(drift_task, tasks, config=cfg, name="drift")
 
 ``sweep`` returns one tidy ``pandas.DataFrame``: each task's keys are prepended to every row
-the function returns (a dict is one row, a list of dicts several rows), in task order.
+the function returns (a dict is one row; a list of dicts or a DataFrame several rows), in
+task order.
 
 **Task functions.** ``fn(config, task)`` must be a module-level function (it is pickled to
 other processes) and pure: its result depends only on ``config``, ``task`` and the code.
@@ -36,9 +37,9 @@ better.
 **Cache and resume.** Every finished task is stored with ``joblib.Memory`` under
 ``$DLTHEORY_CACHE_DIR`` (default ``<repo>/_build/cache/<scale>``, the scale taken from
 ``config.scale`` when the Config has one). The key is the task function, ``config``,
-``task``, the torch default dtype and a digest of the source of the package that defines
-the task function (all of ``dltheory`` for chapter code), so editing the code invalidates
-old results instead of silently reusing them. An interrupted sweep (Ctrl-C, a time limit, a
+``task``, the torch default dtype, whether CUDA is present, and a digest of the source of
+the package that defines the task function (all of ``dltheory`` for chapter code), so
+editing the code invalidates old results instead of silently reusing them. An interrupted sweep (Ctrl-C, a time limit, a
 lost Colab runtime) therefore resumes by running it again: finished tasks are loaded, only
 the missing ones are computed, and the table equals an uninterrupted run.
 ``stats()`` counts tasks computed and loaded in this process. ``cache=False`` (or
@@ -58,9 +59,14 @@ the missing ones are computed, and the table equals an uninterrupted run.
 
 Results always come back to the calling process, which writes the cache, so workers need no
 shared file system. Ray plugs in the same way through joblib: ``from ray.util.joblib import
-register_ray; register_ray()`` and then ``with joblib.parallel_config(backend="ray"):
-experiments.sweep(..., backend="active")`` (``"active"`` uses whatever joblib backend the
-caller configured).
+register_ray; register_ray()`` and then ``with joblib.parallel_config(backend="ray",
+n_jobs=-1): experiments.sweep(..., backend="active")`` (``"active"`` uses whatever joblib
+backend the caller configured). One GPU is best used by one process with batched tasks
+(``sequential``); ``loky`` and ``dask`` pay off for many independent CPU tasks or machines.
+
+The worked example is the prologue: ``gradient_flow.drift_task`` (a block of starts, all
+their GD runs advanced together by ``gradient_flow.gd_drift_batched``) and
+``gradient_flow.drift_sweep(cfg)``.
 """
 
 from __future__ import annotations

@@ -411,6 +411,7 @@ def style_table(df, caption: str | None = None):
     def verdict_css(v):
         return VERDICT_STYLE.get(v, "")
 
+    plain = df
     muted_rows, is_claims = [], {"id", "kind", "statement", "note"} <= set(df.columns)
     if is_claims:
         df, muted_rows = _compact_claims(df.reset_index(drop=True))
@@ -445,6 +446,7 @@ def style_table(df, caption: str | None = None):
     for col in ("statement", "note", "detail"):
         if col in df.columns:
             sty = sty.set_properties(subset=[col], **{"min-width": "12em"})
+    sty.plain_text = plain   # what runtime.display prints outside a notebook
     return sty
 
 

@@ -303,7 +303,7 @@ def display(obj: Any) -> None:
     import pandas as pd
     from pandas.io.formats.style import Styler as styler
 
-    frame = obj.data if isinstance(obj, styler) else obj
+    frame = getattr(obj, "plain_text", obj.data) if isinstance(obj, styler) else obj
     is_frame = isinstance(frame, pd.DataFrame)
     plain = is_frame and _default_index(frame)
     if in_notebook():

@@ -9,19 +9,25 @@ networks -- a tiny character LM and a digits ViT built from the blocks; teacher 
 
 from .laws import (
     LawFamily,
+    column_sum_law,
     expert_laws,
     ffn_laws,
     law_values,
     laws_for,
     negative_control,
+    norm_gain_laws,
     qk_laws,
+    qknorm_laws,
+    renorm_top1_count,
     router_sum,
+    scale_law,
     swiglu_laws,
     theory_count,
     vo_laws,
 )
 from .lie import (
     LawCount,
+    UnderdeterminedCount,
     brackets,
     count_laws,
     flat_fn,
@@ -39,6 +45,8 @@ from .models import (
     MHA,
     Chain,
     MoE,
+    Norm,
+    NormSwiGLU,
     SwiGLU,
     apply_rope,
     rope_angles,
@@ -58,10 +66,11 @@ from .train import (
 )
 
 __all__ = [
-    "FFN", "MHA", "Chain", "MoE", "SwiGLU", "apply_rope", "rope_angles", "sinusoidal_pe",
-    "LawFamily", "expert_laws", "ffn_laws", "law_values", "laws_for", "negative_control",
+    "FFN", "MHA", "Chain", "MoE", "Norm", "NormSwiGLU", "SwiGLU", "apply_rope", "rope_angles", "sinusoidal_pe",
+    "LawFamily", "column_sum_law", "expert_laws", "norm_gain_laws", "qknorm_laws",
+    "renorm_top1_count", "scale_law", "ffn_laws", "law_values", "laws_for", "negative_control",
     "qk_laws", "router_sum", "swiglu_laws", "theory_count", "vo_laws",
-    "LawCount", "brackets", "count_laws", "flat_fn", "flatten", "jacobian_rows",
+    "LawCount", "UnderdeterminedCount", "brackets", "count_laws", "flat_fn", "flatten", "jacobian_rows",
     "jacobian_rows_loop", "law_gradients", "max_abs_cos", "numrank", "orthogonality",
     "sample_inputs",
     "TinyLM", "TinyViT", "ce_loss", "lm_batch", "patchify", "teacher_regression",

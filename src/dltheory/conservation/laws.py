@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .models import FFN, MHA, Chain, MoE, SwiGLU
+from .models import FFN, MHA, Chain, MoE, NormSwiGLU, SwiGLU
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,51 @@ def router_sum(prefix: str = "") -> LawFamily:
     return LawFamily("router_sum", lambda p: p[r].sum(0), kind="linear")
 
 
+def renorm_top1_count(model: nn.Module) -> int:
+    """Renormalised top-1 routing has g = 1 for the chosen expert: the router gets no
+    gradient, so every router weight is conserved: E m (experts) + E d (router) laws."""
+    if not (isinstance(model, MoE) and model.topk == 1 and model.renorm
+            and model.gate_kind == "softmax"):
+        raise ValueError("renorm_top1_count needs a softmax MoE with topk=1 and renorm=True")
+    E, m, d = model.w_up.shape
+    return E * m + E * d
+
+
+# --------------------------------------------------------------------------- normalisation
+def qknorm_laws(H: int, dk: int, prefix: str = "") -> LawFamily:
+    """With QK-norm each of Q_i and K_i is scale-invariant: ``||Q_i||_F^2`` and
+    ``||K_i||_F^2`` are conserved separately (2 per head)."""
+    q, k = prefix + "q.weight", prefix + "k.weight"
+
+    def fn(p):
+        Q, K = p[q].reshape(H, -1), p[k].reshape(H, -1)
+        return torch.cat([(Q ** 2).sum(1), (K ** 2).sum(1)])
+    return LawFamily("qk_norm", fn)
+
+
+def norm_gain_laws(prefix: str = "") -> LawFamily:
+    """Cross-layer law of a norm gain and the next SwiGLU's input maps, per coordinate j:
+    ``gamma_j^2 (+ beta_j^2) - ||gate[:, j]||^2 - ||up[:, j]||^2`` (scaling gamma_j, beta_j
+    by c and column j of gate and up by 1/c leaves both pre-activations unchanged)."""
+    g, b = prefix + "norm.weight", prefix + "norm.bias"
+    gt, up = prefix + "ffn.gate.weight", prefix + "ffn.up.weight"
+
+    def fn(p):
+        h = p[g] ** 2 - (p[gt] ** 2).sum(0) - (p[up] ** 2).sum(0)
+        return h + p[b] ** 2 if b in p else h
+    return LawFamily("norm_gain", fn)
+
+
+def scale_law(name: str) -> LawFamily:
+    """``||P||_F^2`` for a weight P whose output feeds a normalisation (Norm(cPx) = Norm(Px))."""
+    return LawFamily("scale", lambda p: (p[name] ** 2).sum().reshape(1))
+
+
+def column_sum_law(name: str) -> LawFamily:
+    """``1^T P`` (d linear laws): LayerNorm removes a shift common to all coordinates."""
+    return LawFamily("column_sum", lambda p: p[name].sum(0), kind="linear")
+
+
 # --------------------------------------------------------------------------- dispatch
 def laws_for(model: nn.Module, prefix: str = "") -> list[LawFamily]:
     """The claimed law families of a block (the paper's theorems, our parametrisation)."""
@@ -122,8 +167,19 @@ def laws_for(model: nn.Module, prefix: str = "") -> list[LawFamily]:
     if isinstance(model, SwiGLU):
         return [swiglu_laws(prefix)]
     if isinstance(model, MHA):
+        if model.qk_norm:
+            if model.pe == "rope":
+                raise ValueError("no laws stated for QK-norm combined with RoPE")
+            return [qknorm_laws(model.H, model.dk, prefix), vo_laws(model.H, model.dv, prefix)]
         mode = model.rope_style if model.pe == "rope" else "full"
         return [qk_laws(model.H, model.dk, prefix, mode), vo_laws(model.H, model.dv, prefix)]
+    if isinstance(model, NormSwiGLU):
+        fams = [swiglu_laws(prefix + "ffn."), norm_gain_laws(prefix)]
+        if model.has_proj:
+            fams.append(scale_law(prefix + "proj.weight"))
+            if model.kind == "layer":
+                fams.append(column_sum_law(prefix + "proj.weight"))
+        return fams
     if isinstance(model, MoE):
         fams = [expert_laws(prefix)]
         if model.gate_kind == "softmax":
@@ -150,6 +206,10 @@ def theory_count(model: nn.Module) -> int:
         return model.up.weight.shape[0]
     if isinstance(model, MHA):
         vo = model.dv * (model.dv + 1) // 2
+        if model.qk_norm:  # derived: Q_i, K_i each scale-invariant; only rotations mix them
+            if model.pe == "rope":
+                raise ValueError("no stated count for QK-norm combined with RoPE")
+            return model.H * (2 + vo)
         qk = model.dk // 2 if model.pe == "rope" else model.dk * (model.dk + 1) // 2
         return model.H * (qk + vo)
     if isinstance(model, MoE):
@@ -157,6 +217,10 @@ def theory_count(model: nn.Module) -> int:
             raise ValueError("the stated count covers softmax routers (no renormalised top-1)")
         E, m, d = model.w_up.shape
         return E * m + d
+    if isinstance(model, NormSwiGLU):  # derived from the symmetries (not the paper's)
+        d, m = model.ffn.up.weight.shape[1], model.ffn.up.weight.shape[0]
+        extra = 0 if not model.has_proj else (1 + d if model.kind == "layer" else 1)
+        return m + d + extra
     if isinstance(model, Chain):
         if not model.residual:
             raise ValueError("no stated count for the non-residual composition")

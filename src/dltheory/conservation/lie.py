@@ -115,6 +115,12 @@ def numrank(M: torch.Tensor, rtol: float = 1e-9) -> tuple[int, torch.Tensor]:
     return int((s > rtol * s[0]).sum()), s
 
 
+class UnderdeterminedCount(RuntimeError):
+    """The sampled Jacobian rows and brackets do not determine the rank: too few inputs for
+    the parameter count, a rank that still grows with the number of inputs, or a spectrum
+    without a clear gap at the rank. Raised instead of returning a count that may be wrong."""
+
+
 @dataclass(frozen=True)
 class LawCount:
     """Result of ``count_laws``.
@@ -122,7 +128,10 @@ class LawCount:
     D: parameters; rank_W: rank of the Jacobian rows; rank_WB: rank with one bracket level
     (a second batch of brackets is added only when the certificate is not reached); laws = D - rank_WB;
     gap: s[r-1] / s[r] of the final matrix (inf when r = D); spectrum: its singular values
-    normalised by the largest; certified: laws == theory (when a theory count is given).
+    normalised by the largest; n_inputs: inputs used (after any doubling); rank_half: the rank
+    from the first half of the rows (equal to rank_WB: the count is saturated); unreached:
+    parameters whose column is zero in every row (no gradient at any sampled input);
+    certified: laws == theory (when a theory count is given).
     """
 
     D: int
@@ -134,6 +143,9 @@ class LawCount:
     spectrum: torch.Tensor
     spectrum_W: torch.Tensor
     batches: int
+    n_inputs: int = 0
+    rank_half: int = -1
+    unreached: int = 0
 
     @property
     def certified(self) -> bool:
@@ -141,27 +153,20 @@ class LawCount:
 
 
 def _gap(s: torch.Tensor, r: int) -> float:
-    if r >= s.numel():
+    if r >= s.numel() or r == 0:
         return math.inf
     return float(s[r - 1] / s[r]) if s[r] > 0 else math.inf
 
 
-def count_laws(model: nn.Module, X: torch.Tensor, *, theory: int | None = None,
-               n_brackets: int | None = None, seed: int = 0, rtol: float = 1e-9,
-               max_batches: int = 2) -> LawCount:
-    """``D - dim(W + [W, W])`` at the model's current parameters.
+def _n_outputs(model: nn.Module, x: torch.Tensor) -> int:
+    with torch.no_grad():
+        return int(model(x[None]).numel())
 
-    X: inputs (N, *in_shape); use enough of them that N * outputs >= 2 D. n_brackets
-    defaults to D. With ``theory`` given, stops as soon as the rank reaches D - theory (the
-    certificate of Marcotte et al.); otherwise, or when it is not reached, adds a second
-    batch of brackets (up to ``max_batches`` batches, each from fresh random pairs) and stops when the rank stagnates.
-    """
-    if X.ndim < 2 or len(X) < 1:
-        raise ValueError(f"X must be a batch of inputs (N, ...), got shape {tuple(X.shape)}")
+
+def _count_once(model, X, theory, nb, seed, rtol, max_batches):
     J = jacobian_rows(model, X)
     D = J.shape[1]
     rW, sW = numrank(J, rtol)
-    nb = D if n_brackets is None else int(n_brackets)
     M, r, s, levels = J, rW, sW, 0
     for level in range(max_batches):
         B = brackets(model, X, nb, seed=seed + 1000 * level)
@@ -173,8 +178,88 @@ def count_laws(model: nn.Module, X: torch.Tensor, *, theory: int | None = None,
         r = r_new
         if theory is not None and r == D - theory:
             break
+    # saturation: the rows of the first half of the inputs and of the brackets
+    nJ, nB = J.shape[0], M.shape[0] - J.shape[0]
+    half = torch.cat([J[: max(1, nJ // 2)], M[nJ: nJ + max(1, nB // 2)]])
+    r_half, _ = numrank(half, rtol)
+    unreached = int((M.abs().amax(0) == 0).sum())
     return LawCount(D, rW, r, D - r, theory, _gap(s, r), (s / s[0]).detach(),
-                    (sW / sW[0]).detach(), levels)
+                    (sW / sW[0]).detach(), levels, len(X), r_half, unreached)
+
+
+def count_laws(model: nn.Module, X: torch.Tensor | None = None, *, in_shape: tuple | None = None,
+               theory: int | None = None, n_brackets: int | None = None, seed: int = 0,
+               rtol: float = 1e-9, max_batches: int = 2, row_factor: float = 2.0,
+               min_gap: float = 1e6, max_inputs: int = 20_000,
+               allow_unreached: bool = False) -> LawCount:
+    """``D - dim(W + [W, W])`` at the model's current parameters, or ``UnderdeterminedCount``.
+
+    X: inputs (N, *in_shape); or ``in_shape`` alone (Gaussian inputs are drawn). n_brackets
+    defaults to D. With ``theory`` given, stops adding brackets as soon as the rank reaches
+    D - theory (the certificate of Marcotte et al.); otherwise, or when it is not reached,
+    adds a second batch of brackets (up to ``max_batches``) and stops when the rank stagnates.
+
+    The count is accepted only when it is determined by the samples: (i) at least
+    ``row_factor * D`` Jacobian rows, (ii) the rank is saturated (the first half of the rows
+    already reaches it) and (iii) the singular values show a gap of at least ``min_gap`` at
+    the rank (or the rank is 0 or D). When one of these fails and ``in_shape`` is known (given,
+    or taken from X), the inputs are doubled with fresh Gaussian draws, up to ``max_inputs``;
+    then ``UnderdeterminedCount`` is raised. A count is never returned unchecked. Parameters
+    with no gradient at any sampled input (``unreached``; with top-1 routing an expert whose
+    router row lies inside the convex hull of the others is never selected) also trigger more
+    inputs and, if they persist, the error: the count at such parameters is not the generic
+    one the theorems state. ``allow_unreached=True`` accepts them when they are known to be
+    structural (renormalised top-1 routing gives the router no gradient at all).
+    """
+    if X is None and in_shape is None:
+        raise ValueError("count_laws needs X (inputs (N, ...)) or in_shape")
+    if X is not None and (X.ndim < 2 or len(X) < 2):
+        raise ValueError(f"X must be a batch of at least 2 inputs (N, ...), got shape "
+                         f"{tuple(X.shape)}")
+    if not (isinstance(rtol, float) and 0 < rtol < 1e-3):
+        raise ValueError(f"rtol must be a float in (0, 1e-3), got {rtol!r}")
+    if not (math.isfinite(row_factor) and row_factor >= 1):
+        raise ValueError(f"row_factor must be >= 1, got {row_factor!r}")
+    if not (math.isfinite(min_gap) and min_gap > 1):
+        raise ValueError(f"min_gap must be > 1, got {min_gap!r}")
+    if n_brackets is not None and (int(n_brackets) != n_brackets or n_brackets < 1):
+        raise ValueError(f"n_brackets must be a positive integer, got {n_brackets!r}")
+    if theory is not None and (int(theory) != theory or theory < 0):
+        raise ValueError(f"theory must be a non-negative integer, got {theory!r}")
+    p0 = next(model.parameters())
+    D = sum(p.numel() for p in model.parameters())
+    if in_shape is None:
+        in_shape = tuple(X.shape[1:])
+    gen = torch.Generator().manual_seed(int(seed) + 7919)
+
+    def draw(n):
+        return torch.randn(n, *in_shape, generator=gen, dtype=p0.dtype).to(p0.device)
+
+    if X is None:
+        X = draw(8)
+    o = _n_outputs(model, X[0])
+    need = math.ceil(row_factor * D / o)
+    if len(X) < need:
+        X = torch.cat([X, draw(need - len(X))])
+    nb = D if n_brackets is None else int(n_brackets)
+    why = ""
+    while True:
+        c = _count_once(model, X, theory, nb, seed, rtol, max_batches)
+        if c.unreached and not allow_unreached:
+            why = (f"{c.unreached} parameters get no gradient at any sampled input (an "
+                   "expert that no input routes to, or too few inputs)")
+        elif c.rank_half < c.rank_WB:
+            why = (f"the rank still grows with the inputs (first half {c.rank_half}, all "
+                   f"{c.rank_WB})")
+        elif c.gap < min_gap:
+            why = f"no clear gap at the rank (s[r-1]/s[r] = {c.gap:.1e} < {min_gap:.0e})"
+        else:
+            return c
+        if 2 * len(X) > max_inputs:
+            raise UnderdeterminedCount(
+                f"law count not determined with {len(X)} inputs (D={D}): {why}; pass more "
+                f"inputs or raise max_inputs")
+        X = torch.cat([X, draw(len(X))])
 
 
 def orthogonality(model: nn.Module, family: LawFamily, X: torch.Tensor) -> float:

@@ -23,7 +23,9 @@ ACTIVATIONS = {
     "gelu": F.gelu,
     "silu": F.silu,
 }
-GATES = ("softmax", "sigmoid", "sigmoid_norm")
+GATES = ("softmax", "sigmoid", "sigmoid_norm", "sigmoid_topk_norm", "sigmoid_centred",
+         "sigmoid_bias")
+NORMS = ("rms", "layer")
 PE_KINDS = (None, "sin", "rope")
 ROPE_STYLES = ("interleaved", "half")
 
@@ -128,9 +130,11 @@ class MHA(nn.Module):
     """
 
     def __init__(self, d: int, H: int, dk: int, dv: int, T: int, *, pe=None,
-                 rope_style: str = "interleaved", causal: bool = False, gen=None, gain=1.0):
+                 rope_style: str = "interleaved", causal: bool = False, qk_norm: bool = False,
+                 gen=None, gain=1.0):
         super().__init__()
         _check_pos(d=d, H=H, dk=dk, dv=dv, T=T)
+        self.qk_norm = bool(qk_norm)
         if pe not in PE_KINDS:
             raise ValueError(f"pe must be one of {PE_KINDS}, got {pe!r}")
         if rope_style not in ROPE_STYLES:
@@ -159,6 +163,9 @@ class MHA(nn.Module):
         q = self.q(X).unflatten(-1, (self.H, self.dk)).transpose(-2, -3)  # (..., H, T, dk)
         k = self.k(X).unflatten(-1, (self.H, self.dk)).transpose(-2, -3)
         v = self.v(X).unflatten(-1, (self.H, self.dv)).transpose(-2, -3)  # (..., H, T, dv)
+        if self.qk_norm:  # RMS normalisation of every query and key (no gain, no epsilon)
+            q = q / q.pow(2).mean(-1, keepdim=True).sqrt()
+            k = k / k.pow(2).mean(-1, keepdim=True).sqrt()
         if self.pe == "rope":
             q = apply_rope(q, self.cos[:T], self.sin[:T], self.rope_style)
             k = apply_rope(k, self.cos[:T], self.sin[:T], self.rope_style)
@@ -174,9 +181,13 @@ class MoE(nn.Module):
     """Mixture of SwiGLU experts ``y = sum_e g_e(x) E_e(x)`` with router ``z = router(x)``.
 
     router: (E, d) (rows W_e); experts stacked: gate, up (E, m, d), down (E, o, m).
-    gate in {"softmax", "sigmoid", "sigmoid_norm"}; topk None = dense. Top-k keeps the k
-    largest logits: ``renorm=True`` gives softmax over the kept logits, ``renorm=False``
-    gives the dense softmax weights times the mask (Switch style for k = 1).
+    gate: "softmax"; the sigmoid variants "sigmoid" sigma(z), "sigmoid_norm"
+    sigma(z) / sum sigma(z), "sigmoid_topk_norm" sigma(z) renormalised over the kept top-k
+    experts (needs topk), "sigmoid_centred" sigma(z - mean(z)), "sigmoid_bias" sigma(z + b)
+    with one learnable bias b shared by all experts (parameter ``router_bias``).
+    topk None = dense. Top-k keeps the k largest logits: ``renorm=True`` gives softmax over
+    the kept logits, ``renorm=False`` the dense softmax weights times the mask (Switch style
+    for k = 1).
     """
 
     def __init__(self, d: int, m: int, E: int, o: int | None = None, *, gate="softmax",
@@ -188,6 +199,8 @@ class MoE(nn.Module):
             raise ValueError(f"gate must be one of {GATES}, got {gate!r}")
         if topk is not None and not 1 <= topk <= E:
             raise ValueError(f"topk must be in [1, E={E}] or None, got {topk!r}")
+        if gate == "sigmoid_topk_norm" and topk is None:
+            raise ValueError("gate 'sigmoid_topk_norm' needs topk in [1, E]")
         self.gate_kind, self.topk, self.renorm = gate, topk, renorm
         self.router = nn.Linear(d, E, bias=False)
         self.w_gate = nn.Parameter(torch.empty(E, m, d))
@@ -195,6 +208,9 @@ class MoE(nn.Module):
         self.w_down = nn.Parameter(torch.empty(E, o, m))
         for w in (self.router.weight, self.w_gate, self.w_up, self.w_down):
             _init(w, gen, gain)
+        if gate == "sigmoid_bias":
+            self.router_bias = nn.Parameter(
+                torch.randn(1, generator=gen, dtype=self.w_up.dtype))
 
     def gates(self, x):
         """Routing weights g (..., E)."""
@@ -208,9 +224,16 @@ class MoE(nn.Module):
             g = torch.softmax(z, -1)
         elif self.gate_kind == "sigmoid":
             g = torch.sigmoid(z)
-        else:
+        elif self.gate_kind == "sigmoid_norm":
             s = torch.sigmoid(z)
             g = s / s.sum(-1, keepdim=True)
+        elif self.gate_kind == "sigmoid_topk_norm":
+            s = torch.sigmoid(z) * keep
+            return s / s.sum(-1, keepdim=True)
+        elif self.gate_kind == "sigmoid_centred":
+            g = torch.sigmoid(z - z.mean(-1, keepdim=True))
+        else:  # sigmoid_bias
+            g = torch.sigmoid(z + self.router_bias)
         return g * keep if self.topk is not None else g
 
     def forward(self, x):  # (..., d) -> (..., o)
@@ -233,3 +256,47 @@ class Chain(nn.Module):
             Y = X + self.attn(X)
             return Y + self.ffn(Y)
         return self.ffn(self.attn(X))
+
+
+class Norm(nn.Module):
+    """RMSNorm (``kind="rms"``: ``gamma * x / rms(x)``) or LayerNorm (``"layer"``:
+    ``gamma * (x - mean) / std + beta``) over the last axis, with epsilon = 0 so that the
+    scale invariance ``Norm(c x) = Norm(x)`` is exact (inputs are never zero here)."""
+
+    def __init__(self, d: int, kind: str = "rms"):
+        super().__init__()
+        _check_pos(d=d)
+        if kind not in NORMS:
+            raise ValueError(f"kind must be one of {NORMS}, got {kind!r}")
+        self.kind = kind
+        self.weight = nn.Parameter(torch.ones(d))
+        if kind == "layer":
+            self.bias = nn.Parameter(torch.zeros(d))
+
+    def forward(self, x):
+        if self.kind == "layer":
+            x = x - x.mean(-1, keepdim=True)
+            return self.weight * x / x.pow(2).mean(-1, keepdim=True).sqrt() + self.bias
+        return self.weight * x / x.pow(2).mean(-1, keepdim=True).sqrt()
+
+
+class NormSwiGLU(nn.Module):
+    """Pre-norm SwiGLU ``y = SwiGLU(Norm(x))``, or with ``proj=True`` ``SwiGLU(Norm(P x))``
+    with a linear map P (d, d) before the normalisation (the previous layer's output map).
+    Gains and biases are drawn at random (not 1 and 0) so that the parameters are generic."""
+
+    def __init__(self, d: int, m: int, o: int, kind: str = "rms", *, proj: bool = False,
+                 gen=None):
+        super().__init__()
+        self.kind, self.has_proj = kind, bool(proj)
+        if proj:
+            self.proj = nn.Linear(d, d, bias=False)
+            _init(self.proj.weight, gen)
+        self.norm = Norm(d, kind)
+        with torch.no_grad():
+            for p in self.norm.parameters():
+                p.copy_(torch.randn(p.shape, generator=gen, dtype=p.dtype))
+        self.ffn = SwiGLU(d, m, o, gen=gen)
+
+    def forward(self, x):
+        return self.ffn(self.norm(self.proj(x) if self.has_proj else x))

@@ -14,6 +14,7 @@ the span of the gradients, so the first-order term survives and the drift is O(t
 from __future__ import annotations
 
 from collections.abc import Callable
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,7 +78,8 @@ class Trajectory:
 def train(model: nn.Module, loss_fn: Callable, families: list[LawFamily], *, optimizer: str,
           tau: float, steps: int, n_data: int | None = None, batch_size: int | None = None,
           beta: float = 0.9, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-          weight_decay: float = 0.0, clip: float | None = None, seed: int = 0) -> Trajectory:
+          weight_decay: float = 0.0, clip: float | None = None, seed: int = 0,
+          stop_loss: float | None = None) -> Trajectory:
     """Train ``model`` in place and record every law at every step.
 
     loss_fn(model, idx) -> scalar loss; idx is None (full batch) or a LongTensor of sample
@@ -85,13 +87,19 @@ def train(model: nn.Module, loss_fn: Callable, families: list[LawFamily], *, opt
     optimizer: "gd"/"sgd": ``theta -= tau (g + lam theta)``; "heavy_ball": ``b = beta b + g``,
     ``theta -= tau b``; "adam": Adam with learning rate tau and bias correction.
     clip: rescale g to norm <= clip (still in the gradient span).
+    stop_loss: stop at the first step k whose loss is <= stop_loss, before updating (the
+    trajectory then ends at theta_k: h has k+1 rows); ``steps`` is the cap.
     """
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
-    if not tau > 0:
-        raise ValueError(f"tau must be > 0, got {tau}")
+    if not (math.isfinite(tau) and tau > 0):
+        raise ValueError(f"tau must be a finite number > 0, got {tau}")
     if int(steps) != steps or steps < 1:
         raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    if stop_loss is not None and not math.isfinite(stop_loss):
+        raise ValueError(f"stop_loss must be finite or None, got {stop_loss!r}")
+    if not (math.isfinite(weight_decay) and weight_decay >= 0):
+        raise ValueError(f"weight_decay must be >= 0, got {weight_decay!r}")
     if optimizer == "sgd" and (n_data is None or batch_size is None or batch_size > n_data):
         raise ValueError(f"sgd needs n_data and batch_size <= n_data, got {n_data}, {batch_size}")
     gen = torch.Generator().manual_seed(int(seed))
@@ -110,6 +118,8 @@ def train(model: nn.Module, loss_fn: Callable, families: list[LawFamily], *, opt
             idx = torch.randperm(n_data, generator=gen)[:batch_size]
         model.zero_grad(set_to_none=True)
         loss = loss_fn(model, idx)
+        if stop_loss is not None and float(loss.detach()) <= stop_loss:
+            break
         loss.backward()
         g = {n: (p.grad if p.grad is not None else torch.zeros_like(p)) for n, p in params.items()}
         gn2 = sum(float((x ** 2).sum()) for x in g.values())
@@ -137,7 +147,8 @@ def train(model: nn.Module, loss_fn: Callable, families: list[LawFamily], *, opt
     names = [f.name for f in families]
     return Trajectory(optimizer, float(tau), float(weight_decay),
                       {n: np.stack([h[n] for h in hs]) for n in names},
-                      {n: np.stack([q[n] for q in qs]) for n in names},
+                      {n: (np.stack([q[n] for q in qs]) if qs else np.zeros((0,) + hs[0][n].shape))
+                       for n in names},
                       np.asarray(gsq), np.asarray(losses),
                       {f.name: f.kind for f in families})
 

@@ -1,0 +1,394 @@
+"""The chapter's experiments: one function per experiment, ``(config, ...) -> tidy DataFrame``.
+
+Each experiment is a list of tasks run by ``dltheory.experiments.sweep`` (cached, resumable,
+distributable) through a module-level task function ``_task_*(config, task) -> row(s)``. All
+computations are float64 (identities and exponent fits need it); blocks live on
+``config.device``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+import torch
+
+from . import laws as L
+from .config import Config
+from .lie import count_laws, jacobian_rows, law_gradients, max_abs_cos
+from .models import FFN, MHA, Chain, MoE, NormSwiGLU, SwiGLU
+from .networks import TinyLM, TinyViT, ce_loss, lm_batch, patchify, teacher_regression
+from .train import early_window, sharpness, train
+
+OPTS = ("gd", "sgd", "heavy_ball", "adam")
+
+
+def _sweep(fn, tasks, config, name):
+    """``dltheory.experiments.sweep`` when available, else a plain loop (same rows)."""
+    try:
+        from .. import experiments as engine
+    except ImportError:
+        engine = None
+    if engine is not None and hasattr(engine, "sweep"):
+        return engine.sweep(fn, tasks, config=config, name=name)
+    rows = []
+    for t in tasks:
+        out = fn(config, t)
+        for r in (out if isinstance(out, list) else [out]):
+            rows.append({**t, **r})
+    return pd.DataFrame(rows)
+
+
+def _f64(fn):
+    @functools.wraps(fn)
+    def wrapped(*a, **kw):
+        old = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float64)
+        try:
+            return fn(*a, **kw)
+        finally:
+            torch.set_default_dtype(old)
+    return wrapped
+
+
+def _gen(seed):
+    return torch.Generator().manual_seed(int(seed))
+
+
+def _dev(cfg):
+    return torch.device(cfg.device)
+
+
+# --------------------------------------------------------------------------- the blocks
+def blocks(cfg: Config) -> dict:
+    """name -> (constructor(seed) -> module, input shape). Every size follows the knobs."""
+    d, m, H, dk, dv, E, k, T, o = cfg.d, cfg.m, cfg.H, cfg.dk, cfg.dv, cfg.E, cfg.k, cfg.T, cfg.o
+    rk = cfg.rope_dk
+    rd = max(d, rk)
+    g = _gen
+    tok, seq, rseq = (d,), (T, d), (T, rd)
+    return {
+        "linear": (lambda s: FFN(d, min(m, d), d, "linear", gen=g(s)), tok),
+        "relu": (lambda s: FFN(d, m, o, "relu", gen=g(s)), tok),
+        "gelu": (lambda s: FFN(d, m, o, "gelu", gen=g(s)), tok),
+        "silu": (lambda s: FFN(d, m, o, "silu", gen=g(s)), tok),
+        "swiglu": (lambda s: SwiGLU(d, m, o, gen=g(s)), tok),
+        "swiglu_d": (lambda s: SwiGLU(d, m, d, gen=g(s)), tok),
+        "mha": (lambda s: MHA(d, H, dk, dv, T, gen=g(s)), seq),
+        "mha_sin": (lambda s: MHA(d, H, dk, dv, T, pe="sin", gen=g(s)), seq),
+        "mha_rope": (lambda s: MHA(d, H, dk, dv, T, pe="rope", gen=g(s)), seq),
+        "mha_rope_half": (lambda s: MHA(rd, H, rk, dv, T, pe="rope", rope_style="half",
+                                        gen=g(s)), rseq),
+        "mha_rope_interleaved_rk": (lambda s: MHA(rd, H, rk, dv, T, pe="rope", gen=g(s)), rseq),
+        "moe_dense": (lambda s: MoE(d, m, E, o, gen=g(s)), tok),
+        "moe_topk": (lambda s: MoE(d, m, E, o, topk=k, gen=g(s)), tok),
+        "moe_switch": (lambda s: MoE(d, m, E, o, topk=1, gen=g(s)), tok),
+        "moe_top1_renorm": (lambda s: MoE(d, m, E, o, topk=1, renorm=True, gen=g(s)), tok),
+        "geglu": (lambda s: SwiGLU(d, m, o, act="gelu", gen=g(s)), tok),
+        "reglu": (lambda s: SwiGLU(d, m, o, act="relu", gen=g(s)), tok),
+        "bilinear_glu": (lambda s: SwiGLU(d, m, o, act="linear", gen=g(s)), tok),
+        "sigmoid": (lambda s: MoE(d, m, E, o, gate="sigmoid", gen=g(s)), tok),
+        "sigmoid_norm": (lambda s: MoE(d, m, E, o, gate="sigmoid_norm", gen=g(s)), tok),
+        "sigmoid_topk_norm": (lambda s: MoE(d, m, E, o, gate="sigmoid_topk_norm",
+                                            topk=cfg.sparse_k, gen=g(s)), tok),
+        "sigmoid_centred": (lambda s: MoE(d, m, E, o, gate="sigmoid_centred", gen=g(s)), tok),
+        "sigmoid_bias": (lambda s: MoE(d, m, E, o, gate="sigmoid_bias", gen=g(s)), tok),
+        "rmsnorm_swiglu": (lambda s: NormSwiGLU(d, m, o, "rms", gen=g(s)), tok),
+        "layernorm_swiglu": (lambda s: NormSwiGLU(max(d, 2), m, o, "layer", gen=g(s)), tok),
+        "linear_rmsnorm_swiglu": (lambda s: NormSwiGLU(d, m, o, "rms", proj=True, gen=g(s)),
+                                  tok),
+        "linear_layernorm_swiglu": (lambda s: NormSwiGLU(d, m, o, "layer", proj=True,
+                                                         gen=g(s)), tok),
+        "mha_qknorm": (lambda s: MHA(d, H, dk, dv, T, qk_norm=True, gen=g(s)), seq),
+        "chain_residual": (lambda s: Chain(MHA(d, H, dk, dv, T, pe="rope", gen=g(s)),
+                                           SwiGLU(d, m, d, gen=g(s + 1))), seq),
+        "chain_plain": (lambda s: Chain(MHA(d, H, dk, dv, T, pe="rope", gen=g(s)),
+                                        SwiGLU(d, m, d, gen=g(s + 1)), residual=False), seq),
+    }
+
+
+def theory_for(name: str, model) -> int | None:
+    """The predicted count of a named block, or None where nothing is predicted."""
+    if name == "moe_top1_renorm":
+        return L.renorm_top1_count(model)
+    try:
+        return L.theory_count(model)
+    except ValueError:
+        return None
+
+
+def predicted_count(cfg: Config, name: str) -> int | None:
+    """The theory count of block ``name`` at this setting (built afresh, so that a changed
+    theory function changes the prediction)."""
+    return theory_for(name, blocks(cfg)[name][0](cfg.seed))
+
+
+def _inputs(cfg, model, shape, n, seed):
+    return torch.randn(n, *shape, generator=_gen(seed)).to(_dev(cfg))
+
+
+ORTH_BLOCKS = ("swiglu", "mha", "mha_sin", "mha_rope", "mha_rope_half", "moe_dense", "moe_topk",
+               "moe_switch", "rmsnorm_swiglu", "linear_layernorm_swiglu", "mha_qknorm")
+CONTROLS = {  # control: (block, negative-control family or a callable, why it must fail)
+    "gelu_relu_law": ("gelu", "ReLU law on a GELU FFN"),
+    "silu_relu_law": ("silu", "ReLU law on a SiLU FFN"),
+    "swiglu_gate_branch": ("swiglu", "gate branch instead of up"),
+    "rope_wrong_pairing": ("mha_rope_half", "interleaved pairing on a rotate_half RoPE"),
+    "rope_full_qk": ("mha_rope_interleaved_rk", "full Q^T Q - K^T K under RoPE"),
+    "moe_sigmoid_router_sum": ("sigmoid", "router sum with sigmoid gates"),
+    "qknorm_full_qk": ("mha_qknorm", "Q^T Q - K^T K under QK-norm"),
+}
+
+
+def _control_family(name, model):
+    if name == "qknorm_full_qk":
+        return L.qk_laws(model.H, model.dk)
+    return L.negative_control(name, model)
+
+
+@_f64
+def _task_orth(cfg: Config, task: dict) -> list[dict]:
+    make, shape = blocks(cfg)[task["block"]]
+    s = cfg.seed + task["draw"]
+    model = make(s).to(_dev(cfg))
+    J = jacobian_rows(model, _inputs(cfg, model, shape, max(cfg.n_sparse, 16), s + 100))
+    if task["control"]:
+        fams = [(task["control"], _control_family(task["control"], model))]
+    else:
+        fams = [(f.name, f) for f in L.laws_for(model)]
+    return [{"law": n, "max_cos": max_abs_cos(J, law_gradients(model, f))} for n, f in fams]
+
+
+def orthogonality(cfg: Config) -> pd.DataFrame:
+    """max |cos| between Jacobian rows and law gradients: block, control, draw, law, max_cos
+    (control = "" for the claimed laws)."""
+    tasks = [{"block": b, "control": "", "draw": s} for b in ORTH_BLOCKS
+             for s in range(cfg.orth_seeds)]
+    tasks += [{"block": b, "control": c, "draw": s} for c, (b, _) in CONTROLS.items()
+              for s in range(cfg.orth_seeds)]
+    return _sweep(_task_orth, tasks, cfg, "cl_orthogonality")
+
+
+@_f64
+def _task_count(cfg: Config, task: dict) -> dict:
+    make, shape = blocks(cfg)[task["model"]]
+    model = make(cfg.seed).to(_dev(cfg))
+    theory = theory_for(task["model"], model)
+    X = _inputs(cfg, model, shape, cfg.n_sparse if "moe" in task["model"] or
+                "sigmoid" in task["model"] else 8, cfg.seed + 7)
+    c = count_laws(model, X, theory=theory, seed=cfg.seed, rtol=cfg.rtol_rank,
+                   min_gap=cfg.min_gap, allow_unreached=task["model"] == "moe_top1_renorm")
+    return {"D": c.D, "rank_W": c.rank_W, "rank_WB": c.rank_WB, "laws": c.laws,
+            "theory": np.nan if theory is None else theory, "gap": c.gap,
+            "n_inputs": c.n_inputs, "unreached": c.unreached,
+            "spectrum": c.spectrum.cpu().numpy(), "spectrum_W": c.spectrum_W.cpu().numpy()}
+
+
+def counts(cfg: Config, names) -> pd.DataFrame:
+    """Law counts D - rank(W + [W, W]) of the named blocks (see ``blocks``): one row each."""
+    return _sweep(_task_count, [{"model": n} for n in names], cfg, "cl_counts")
+
+
+# --------------------------------------------------------------------------- discrete time
+def disc_blocks(cfg: Config) -> dict:
+    """name -> (constructor(seed), input shape, n_data) of the teacher-regression blocks."""
+    z = cfg.disc
+    g = _gen
+    return {
+        "swiglu": (lambda s: SwiGLU(z["d"], z["m"], z["o"], gen=g(s)), (z["d"],), cfg.n_reg),
+        "mha_rope": (lambda s: MHA(z["d"], z["H"], z["dk"], z["dv"], z["T"], pe="rope",
+                                   gen=g(s)), (z["T"], z["d"]), cfg.n_reg),
+        "moe_topk": (lambda s: MoE(z["d"], z["m"], z["E"], z["o"], topk=z["k"], gen=g(s)),
+                     (z["d"],), cfg.n_reg_moe),
+    }
+
+
+def _teacher(cfg, block, seed):
+    make, shape, n = disc_blocks(cfg)[block]
+    _, _, loss = teacher_regression(make(seed), make(seed + 999), n, shape, seed=seed)
+    return (lambda: make(seed)), loss, n
+
+
+def _opt_kw(cfg, opt, n):
+    return {"gd": {}, "sgd": {"batch_size": cfg.sgd_batch, "n_data": n},
+            "heavy_ball": {"beta": cfg.beta_hb}, "adam": {"lr_scale": cfg.adam_lr_scale}}[opt]
+
+
+@_f64
+def _task_window(cfg: Config, task: dict) -> list[dict]:
+    seed = cfg.seed + 10 * task["seed"]
+    make, loss, n = _teacher(cfg, task["block"], seed)
+    lam = sharpness(make(), loss)
+    w = early_window(make, loss, L.laws_for, tl_max=cfg.early_tl, ks=cfg.ks,
+                     ratios=cfg.tau_ratios, optimizer=task["opt"], lam=lam, seed=seed,
+                     **_opt_kw(cfg, task["opt"], n))
+    rows = []
+    for tau, tr in zip(w.taus, w.trajs, strict=True):
+        err = tr.error()
+        rs = tr.error(["router_sum"]) if "router_sum" in tr.h else np.full_like(err, np.nan)
+        bound = np.concatenate([[0.0], np.maximum.accumulate(tr.bound_ratio())])
+        for kk in range(1, len(err)):
+            rows.append({"tau": tau, "lam": lam, "k": kk, "err": err[kk], "router": rs[kk],
+                         "bound": bound[kk]})
+    return rows
+
+
+def early_windows(cfg: Config) -> pd.DataFrame:
+    """Conservation error along the early-window grid: block, opt, seed, tau, lam, k, err,
+    router (router-sum drift), bound (running max of err / tau^2 sum ||g||^2)."""
+    tasks = [{"block": b, "opt": o, "seed": s} for b in disc_blocks(cfg) for o in OPTS
+             for s in range(cfg.disc_seeds)]
+    return _sweep(_task_window, tasks, cfg, "cl_early_windows")
+
+
+@_f64
+def _task_identity(cfg: Config, task: dict) -> list[dict]:
+    z = cfg.disc
+    d, m, o = 2 * z["d"], 2 * z["m"], z["d"]
+    make = lambda: SwiGLU(d, m, o, gen=_gen(cfg.seed))  # noqa: E731
+    _, _, loss = teacher_regression(make(), SwiGLU(d, m, o, gen=_gen(cfg.seed + 99)),
+                                    cfg.n_reg, (d,), seed=cfg.seed)
+    model = make()
+    tr = train(model, loss, L.laws_for(model), optimizer="gd", tau=cfg.id_tau,
+               steps=cfg.id_steps, weight_decay=task["wd"])
+    h = np.abs(tr.h["swiglu"]).sum(1)
+    return [{"k": kk, "abs_h": h[kk], "err": tr.error()[kk],
+             "identity_residual": tr.identity_residual(), "wd_residual": tr.wd_residual()}
+            for kk in range(len(h))]
+
+
+def identity_runs(cfg: Config) -> pd.DataFrame:
+    """SwiGLU (twice the discrete sizes) trained by GD with and without weight decay:
+    wd, k, abs_h (sum_i |h_i|), err, identity_residual, wd_residual."""
+    return _sweep(_task_identity, [{"wd": 0.0}, {"wd": cfg.wd_lambda}], cfg, "cl_identity")
+
+
+@_f64
+def _task_matched(cfg: Config, task: dict) -> list[dict]:
+    seed = cfg.seed + 10 * task["seed"]
+    make, loss, _ = _teacher(cfg, task["block"], seed)
+    lam = sharpness(make(), loss)
+    with torch.no_grad():
+        target = cfg.match_fraction * float(loss(make(), None))
+    lrs = (np.asarray(cfg.match_tl) / lam if task["opt"] == "gd"
+           else np.asarray(cfg.match_adam_lr))
+    rows = []
+    for lr in lrs:
+        model = make()
+        tr = train(model, loss, L.laws_for(model), optimizer=task["opt"], tau=float(lr),
+                   steps=cfg.match_max_steps, stop_loss=target)
+        reached = tr.steps < cfg.match_max_steps
+        rows.append({"lr": float(lr), "lam": lam, "k_star": tr.steps,
+                     "drift": float(tr.error()[-1]) if reached else np.nan})
+    return rows
+
+
+def matched_progress(cfg: Config) -> pd.DataFrame:
+    """Drift at matched learning progress (loss down to match_fraction of its initial value):
+    block, opt (gd / adam), seed, lr, lam, k_star, drift."""
+    tasks = [{"block": b, "opt": o, "seed": s} for b in ("swiglu", "mha_rope")
+             for o in ("gd", "adam") for s in range(max(2, cfg.disc_seeds))]
+    return _sweep(_task_matched, tasks, cfg, "cl_matched")
+
+
+# --------------------------------------------------------------------------- real data
+def _lm_data(cfg):
+    from .. import datasets
+    if cfg.scale == "paper":
+        return datasets.wikitext(max_vocab=2_000)
+    return datasets.text_tokens(level="chars")
+
+
+def _make_lm(cfg, V, seed):
+    z = cfg.lm_dim
+    return TinyLM(V, z["d"], z["H"], z["dk"], z["dv"], z["T"], z["E"], z["m"], topk=2,
+                  n_layers=z.get("L", 1), gen=_gen(seed)).to(_dev(cfg))
+
+
+@_f64
+def _task_lm_window(cfg: Config, task: dict) -> list[dict]:
+    tokens = _lm_data(cfg)
+    z, seed = cfg.lm_dim, cfg.seed + task["seed"]
+    x, y = lm_batch(tokens.ids, z["B"], z["T"], seed=seed)
+    loss = ce_loss(x.to(_dev(cfg)), y.to(_dev(cfg)))
+    lam = sharpness(_make_lm(cfg, tokens.vocab_size, seed), loss)
+    rows = []
+    for tl in sorted(set(cfg.lm_windows) | {cfg.early_tl}):
+        w = early_window(lambda: _make_lm(cfg, tokens.vocab_size, seed), loss,
+                         lambda m: m.law_families(), tl_max=tl, ks=cfg.lm_ks,
+                         ratios=cfg.tau_ratios, lam=lam)
+        for i, tr in enumerate(w.trajs):
+            rs = [n for n in tr.h if n.startswith("router_sum")]
+            router = tr.error(rs).max()
+            for j, kk in enumerate(w.ks):
+                rows.append({"window": tl, "tau": w.taus[i], "lam": lam, "k": int(kk),
+                             "err": w.err[i, j], "router": router, "data": tokens.name})
+    return rows
+
+
+def lm_windows(cfg: Config) -> pd.DataFrame:
+    """Char-LM drift on tau x k grids for several windows: seed, window, tau, lam, k, err,
+    router, data."""
+    return _sweep(_task_lm_window, [{"seed": s} for s in range(cfg.lm_seeds)], cfg,
+                  "cl_lm_windows")
+
+
+@_f64
+def _task_lm_long(cfg: Config, task: dict) -> list[dict]:
+    tokens = _lm_data(cfg)
+    z = cfg.lm_dim
+    x, y = lm_batch(tokens.ids, z["B"], z["T"], seed=cfg.seed)
+    loss = ce_loss(x.to(_dev(cfg)), y.to(_dev(cfg)))
+    opt = task["opt"]
+    tau = cfg.lm_long_tau * (cfg.adam_lr_scale / 10 if opt == "adam" else 1.0)
+    kw = {"n_data": z["B"], "batch_size": z["B"] // 4} if opt == "sgd" else {}
+    m = _make_lm(cfg, tokens.vocab_size, cfg.seed)
+    tr = train(m, loss, m.law_families(), optimizer=opt, tau=tau, steps=cfg.lm_long_steps,
+               seed=cfg.seed, **kw)
+    rows = []
+    for fam in ("qk_rope", "vo", "experts", "router_sum"):
+        members = [n for n in tr.h if n.split(".")[0] == fam]
+        err = tr.error(members)
+        for kk in range(1, len(err)):
+            rows.append({"lr": tau, "family": fam, "k": kk, "err": err[kk],
+                         "loss": tr.loss[kk - 1], "gnorm": float(np.sqrt(tr.gsq[kk - 1]))})
+    return rows
+
+
+def lm_long(cfg: Config) -> pd.DataFrame:
+    """Char-LM laws along longer GD / SGD / Adam runs: opt, lr, family, k, err, loss, gnorm."""
+    return _sweep(_task_lm_long, [{"opt": o} for o in ("gd", "sgd", "adam")], cfg, "cl_lm_long")
+
+
+@_f64
+def _task_vit(cfg: Config, task: dict) -> list[dict]:
+    from .. import datasets
+    seed = cfg.seed + task["seed"]
+    split = (datasets.cifar("cifar10", seed=cfg.seed) if cfg.scale == "paper"
+             else datasets.digits(seed=cfg.seed, images=True))
+    imgs = torch.as_tensor(split.X_train[: cfg.vit_n]).mean(1)
+    Xv = patchify(imgs, cfg.vit_dim["patch"] if imgs.shape[-1] == 8 else 4)
+    yv = torch.as_tensor(split.y_train[: cfg.vit_n])
+    loss = ce_loss(Xv.to(_dev(cfg)), yv.to(_dev(cfg)))
+    z = cfg.vit_dim
+
+    def make():
+        return TinyViT(Xv.shape[2], Xv.shape[1], z["d"], z["H"], z["dk"], z["dv"], z["m"],
+                       split.n_classes, gen=_gen(seed)).to(_dev(cfg))
+    lam = sharpness(make(), loss)
+    rows = []
+    for tl in (cfg.early_tl, max(cfg.lm_windows)):
+        w = early_window(make, loss, lambda m: m.law_families(), tl_max=tl, ks=cfg.vit_ks,
+                         ratios=cfg.tau_ratios, lam=lam)
+        for i in range(len(w.taus)):
+            for j, kk in enumerate(w.ks):
+                rows.append({"window": tl, "tau": w.taus[i], "lam": lam, "k": int(kk),
+                             "err": w.err[i, j]})
+    return rows
+
+
+def vit_windows(cfg: Config) -> pd.DataFrame:
+    """Digits ViT drift on the early and the widest window: seed, window, tau, lam, k, err."""
+    return _sweep(_task_vit, [{"seed": s} for s in range(cfg.vit_seeds)], cfg, "cl_vit")
+

@@ -1,0 +1,170 @@
+"""The chapter's figures: one function per figure, from the tidy tables of ``experiments``.
+
+Theory is dashed, simulation markers; titles name the data and the scale.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from .. import plotting
+from . import theory
+from .config import Config
+
+NAMES = {"gd": "GD", "sgd": "SGD", "heavy_ball": "heavy ball", "adam": "Adam"}
+
+
+def spectra(counts: pd.DataFrame, cfg: Config, names=("gelu", "swiglu", "mha_rope", "moe_topk")):
+    fig, axes = plt.subplots(1, len(names), figsize=(11.0, 3.0), sharey=True)
+    for ax, name in zip(axes, names, strict=True):
+        r = counts[counts.model == name].iloc[0]
+        ax.semilogy(np.arange(1, len(r.spectrum_W) + 1), r.spectrum_W, "o", ms=3,
+                    color=plotting.color(0), label="$W$ only")
+        ax.semilogy(np.arange(1, len(r.spectrum) + 1), r.spectrum, ".", ms=3,
+                    color=plotting.color(1), label="$W + [W,W]$")
+        ax.axvline(r.D - r.theory + 0.5, **plotting.THEORY, label=r"$D - N_{theory}$")
+        ax.axhline(cfg.rtol_rank, color="0.6", lw=0.8, ls=":")
+        ax.set(title=f"{name} (D={r.D})", xlabel="index", ylim=(1e-19, 3))
+    axes[0].set_ylabel(r"singular value / $s_1$")
+    axes[0].legend(loc="lower left", fontsize=7)
+    fig.suptitle(f"Spectra of Jacobian rows and brackets ({plotting.scale_tag(cfg.scale, 'random inputs')})")
+    return fig
+
+
+def gd_collapse(win: pd.DataFrame, fits: pd.DataFrame, cfg: Config):
+    blocks = list(dict.fromkeys(win.block))
+    fig, axes = plt.subplots(1, len(blocks), figsize=(11.0, 3.3))
+    for ax, block in zip(axes, blocks, strict=True):
+        w = win[(win.block == block) & (win.opt == "gd") & (win.seed == 0)]
+        for i, (tau, g) in enumerate(w.groupby("tau")):
+            g = g[g.k % 3 == 1]
+            plotting.sim(ax, g.k, g.err / tau**2, color=plotting.color(i), ms=3,
+                         label=rf"$\tau\lambda_{{max}}={tau * g.lam.iloc[0]:.1e}$")
+        f = fits[(fits.block == block) & (fits.opt == "gd")]
+        first = w[w.k == 1]
+        kk = np.arange(1, w.k.max() + 1)
+        plotting.theory(ax, kk, kk * (first.err / first.tau**2).mean(), label="slope 1")
+        plotting.loglog(ax, xlabel="step $k$", title=rf"{block}: $\alpha={f.alpha.mean():.2f}$, "
+                        rf"$\beta={f.beta.mean():.2f}$")
+    axes[0].set_ylabel(r"$\max|h_k - h_0|\;/\;\tau^2$")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"GD: drift divided by $\\tau^2$ collapses "
+                 f"({plotting.scale_tag(cfg.scale, 'teacher regression')})")
+    return fig
+
+
+def optimisers(win: pd.DataFrame, fits: pd.DataFrame, ident: pd.DataFrame, cfg: Config):
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4))
+    ax = axes[0]
+    kmax = max(cfg.ks)
+    for i, opt in enumerate(NAMES):
+        w = win[(win.block == "mha_rope") & (win.opt == opt) & (win.seed == 0) & (win.k == kmax)]
+        a = fits[(fits.block == "mha_rope") & (fits.opt == opt)].alpha.mean()
+        plotting.sim(ax, w.tau * w.lam, w.err, color=plotting.color(i), ls="-", lw=0.8,
+                     label=rf"{NAMES[opt]} ($\alpha$={a:.2f})")
+    plotting.loglog(ax, xlabel=r"step size $\tau\lambda_{max}$ (Adam: lr = $\tau/10$)",
+                    ylabel=rf"$\max|h_k-h_0|$ at $k={kmax}$", title="RoPE attention")
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    wd = ident[ident.wd > 0]
+    ax.plot(wd.k, wd.abs_h / wd.abs_h.iloc[0], "o", ms=2, color=plotting.color(0),
+            label="SwiGLU laws, GD + weight decay")
+    plotting.theory(ax, wd.k, theory.wd_decay(cfg.id_tau, cfg.wd_lambda, wd.k.to_numpy()),
+                    label=r"$(1-\tau\lambda)^{2k}$")
+    ax.set(xlabel="step $k$", ylabel=r"$\sum_i |h_i(\theta_k)|$ / initial",
+           title=rf"weight decay $\lambda={cfg.wd_lambda}$, $\tau={cfg.id_tau}$")
+    ax.legend()
+    fig.suptitle(f"Optimisers and the laws ({plotting.scale_tag(cfg.scale, 'teacher regression')})")
+    return fig
+
+
+def matched(mp: pd.DataFrame, cfg: Config):
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.3), sharey=False)
+    for ax, opt in zip(axes, ("gd", "adam"), strict=True):
+        for i, ((block, seed), g) in enumerate(mp[mp.opt == opt].groupby(["block", "seed"])):
+            plotting.sim(ax, g.lr, g.drift, color=plotting.color(i), ls="-", lw=0.8,
+                         label=f"{block}, seed {seed}")
+            g0 = g.dropna()
+            if len(g0):
+                s = theory.matched_slope(opt)
+                x = g0.lr.to_numpy()
+                plotting.theory(ax, x, g0.drift.iloc[0] * (x / x[0]) ** s,
+                                label=f"slope {s:g}" if i == 0 else None)
+        plotting.loglog(ax, xlabel="learning rate" + (r" $\tau$" if opt == "gd" else ""),
+                        title=f"{NAMES[opt]}: drift when the loss has halved")
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel(r"$\max|h_{k^*}-h_0|$")
+    fig.suptitle(f"Drift at matched learning progress ({plotting.scale_tag(cfg.scale, 'teacher regression')})")
+    return fig
+
+
+def lm(lm_fits: pd.DataFrame, long: pd.DataFrame, cfg: Config, data: str):
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4))
+    ax = axes[0]
+    m = lm_fits.groupby("window")[["alpha", "beta"]].mean()
+    plotting.sim(ax, m.index, m.alpha, color=plotting.color(0), ls="-", lw=0.8,
+                 label=r"$\alpha$ ($\tau$ exponent)")
+    plotting.sim(ax, m.index, m.beta, color=plotting.color(1), ls="-", lw=0.8, marker="s",
+                 label=r"$\beta$ ($k$ exponent)")
+    plotting.sim(ax, m.index, m.alpha - m.beta, color=plotting.color(2), ls="none", marker="^",
+                 label=r"$\alpha - \beta$")
+    ax.axhline(theory.late_window_gap(), **plotting.THEORY, label=r"$\alpha-\beta=1$ (flow)")
+    ax.axhline(2, color="0.6", lw=0.8, ls=":")
+    ax.axvspan(min(m.index) / 1.5, cfg.early_tl * 1.2, color="0.9", zorder=0,
+               label="early window")
+    ax.set(xscale="log", xlabel=r"window $\max \tau k \lambda_{max}$", ylabel="fitted exponent",
+           title="char-LM, GD: exponents vs window", ylim=(0, 3))
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    styles = {"gd": "-", "sgd": ":", "adam": "--"}
+    for opt, g in long.groupby("opt", sort=False):
+        for i, (fam, h) in enumerate(g.groupby("family", sort=False)):
+            ax.plot(h.k, np.maximum(h.err, 1e-17), color=plotting.color(i), ls=styles[opt],
+                    lw=1.2, label=fam if opt == "gd" else None)
+        ax.plot([], [], color="0.3", ls=styles[opt], label=f"{NAMES[opt]} (lr {g.lr.iloc[0]:g})")
+    ax.set(xscale="log", yscale="log", xlabel="step $k$", ylabel=r"$\max|h_k - h_0|$ per family",
+           title="char-LM: laws along training")
+    ax.legend(fontsize=7, ncol=2)
+    fig.suptitle(f"Char-LM ({plotting.scale_tag(cfg.scale, data)})")
+    return fig
+
+
+def real_data_tau(lm: pd.DataFrame, vit: pd.DataFrame, cfg: Config):
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.3), sharey=True)
+    wide = max(cfg.lm_windows)
+    for ax, (title, df) in zip(axes, [("char-LM", lm), ("digits ViT", vit)], strict=True):
+        for j, tl in enumerate((cfg.early_tl, wide)):
+            w = df[(df.window == tl) & (df.seed == 0)]
+            for i, (kk, g) in enumerate(w.groupby("k")):
+                plotting.sim(ax, g.tau * g.lam, g.err / kk, color=plotting.color(i),
+                             marker="os"[j], label=f"k={kk}" if j == 0 else None)
+            g = w[w.k == w.k.min()]
+            x = (g.tau * g.lam).to_numpy()
+            plotting.theory(ax, x, (g.err / g.k).iloc[0] * (x / x[0]) ** 2,
+                            label="slope 2" if j == 0 else None)
+        plotting.loglog(ax, xlabel=r"$\tau\lambda_{max}$",
+                        title=f"{title}: early (circles), late (squares)")
+    axes[0].set_ylabel(r"$\max|h_k-h_0|\,/\,k$")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"Drift per step on real data ({plotting.scale_tag(cfg.scale, 'text / digits')})")
+    return fig
+
+
+def explore_counts(D_MODEL=4, HIDDEN=3, HEADS=2, HEAD_DIM=2, VALUE_DIM=2, EXPERTS=3):
+    """Theory only: the predicted law count of each block at the given dimensions."""
+    d, m, H, dk, dv, E = D_MODEL, HIDDEN, HEADS, HEAD_DIM, VALUE_DIM, EXPERTS
+    tri = lambda n: n * (n + 1) // 2  # noqa: E731
+    counts = {"linear": tri(min(m, d)), "ReLU": m, "GELU/SiLU": 0, "SwiGLU": m,
+              "MHA (+sin)": H * (tri(dk) + tri(dv)), "MHA+RoPE": H * (dk // 2 + tri(dv)),
+              "MHA+QK-norm": H * (2 + tri(dv)), "MoE softmax": E * m + d,
+              "MoE top-1 renorm.": E * m + E * d, "RMSNorm+SwiGLU": m + d}
+    fig, ax = plt.subplots(figsize=(8.0, 3.2))
+    ax.bar(range(len(counts)), list(counts.values()), color=plotting.color(0))
+    ax.set_xticks(range(len(counts)), list(counts), rotation=30, ha="right", fontsize=8)
+    ax.set(ylabel="independent laws", title=f"Predicted law counts (d={d}, m={m}, H={H}, "
+           f"dk={dk}, dv={dv}, E={E})")
+    fig.tight_layout()
+    return fig
+

@@ -32,14 +32,18 @@
 # ```
 
 # %% tags=["remove-cell"]
-# Colab bootstrap: install dltheory only when it is not importable (plain Python, no magics).
+# Install dltheory in Colab only; elsewhere say how (plain Python, no magics).
 import importlib.util
 import subprocess
 import sys
 
 if importlib.util.find_spec("dltheory") is None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                    "git+https://github.com/dltheory/dltheory@main"], check=True)
+    if "google.colab" in sys.modules:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q",
+                        "git+https://github.com/dltheory/dltheory@main"], check=True)
+    else:
+        sys.exit("dltheory is not installed: run `pip install -e .` in the repository "
+                 "(or activate its environment: `. .venv/bin/activate`)")
 
 # %% tags=["parameters"]
 from dltheory import runtime
@@ -248,6 +252,21 @@ ledger.check("GF.gd_to_flow_order", "GD is O(tau) away from the flow at fixed t 
 # attention, SwiGLU and mixture-of-experts blocks, where $q$ is a larger quadratic form;
 # chapter 2 uses the invariant $u^2 - v^2$ to solve the flow in closed form.
 #
+# ## Explore: step size and start
+#
+# On the two-parameter model, move the step size $\tau$ and the starting weight $u_0$
+# (with $v_0 = 0.1$). The star is where the flow lands: the point where its hyperbola
+# $u^2 - v^2 = h_0$ meets the minima $uv = 1$. The GD path lands elsewhere, on a more
+# balanced minimum the larger $\tau$ is. At a minimum the curvature is $u^2 + v^2$, and GD
+# can settle there only if $\tau < 2/(u^2+v^2)$: with a large step and an unbalanced start
+# it diverges instead. In a live notebook the sliders redraw at once; in the book the
+# defaults are shown.
+
+# %% tags=["hide-input"]
+plotting.explore(gf.scalar_explorer, name="prologue_explore",
+                 tau=(0.02, 0.6, 0.02, 0.4), u0=(0.5, 3.0, 0.1, 2.0))
+
+# %% [markdown]
 # ## Exercises
 #
 # 1. Show that for the scalar model $h_{k+1} = (1 - \tau^2 r_k^2)\, h_k$. What does GD with

@@ -139,8 +139,9 @@ class Trajectory:
 def gd(p: Problem, u0: np.ndarray, v0: np.ndarray, *, tau: float, steps: int) -> Trajectory:
     """Plain GD ``(u, v) ← (u, v) - τ (g_u, g_v)`` for ``steps`` steps, recording the law,
     the exact τ² accumulator and the loss after every step."""
-    if tau <= 0 or steps < 0:
-        raise ValueError(f"need tau > 0 and steps >= 0, got tau={tau}, steps={steps}")
+    if not (np.isfinite(tau) and tau > 0) or steps < 0:   # NaN tau is refused too
+        raise ValueError(f"need a finite step size tau > 0 and steps >= 0, got tau={tau}, "
+                         f"steps={steps}")
     u, v = np.array(u0, dtype=float), np.array(v0, dtype=float)
     if u.shape != (p.d,) or v.shape != (p.d,):
         raise ValueError(f"u0 and v0 must have shape ({p.d},), got {u.shape} and {v.shape}")
@@ -221,8 +222,8 @@ def gd_drift_batched(p: Problem, U0: np.ndarray, V0: np.ndarray, taus, *, steps:
     y = torch.as_tensor(p.y, dtype=dt, device=dev)
     tau = torch.as_tensor(np.broadcast_to(np.asarray(taus, float), (B,)).copy(), dtype=dt,
                           device=dev)[:, None]
-    if torch.any(tau <= 0):
-        raise ValueError("step sizes must be > 0")
+    if not bool(torch.all(torch.isfinite(tau) & (tau > 0))):
+        raise ValueError(f"taus (step sizes) must be finite and > 0, got {taus!r}")
     U = torch.as_tensor(U0, dtype=dt, device=dev).clone()
     V = torch.as_tensor(V0, dtype=dt, device=dev).clone()
     h0 = U * U - V * V
@@ -362,3 +363,40 @@ def flow_error_sweep(cfg: Config, **sweep_options):
 
     return experiments.sweep(flow_error_task, [{"tau": t} for t in cfg.taus_flow], config=cfg,
                              name="prologue_flow_error", **sweep_options)
+
+
+# --------------------------------------------------------------------------- explore
+def scalar_explorer(tau: float = 0.4, u0: float = 2.0, v0: float = 0.1, t_max: float = 12.0):
+    """The two-parameter model ``L = (uv - 1)^2 / 2`` from ``(u0, v0)``: the flow's minimum
+    (closed form: the hyperbola ``u^2 - v^2 = h_0`` meets ``uv = 1``), the GD path with step
+    ``tau`` up to time ``t_max`` and the law ``h_k`` along it. Instant (a scalar recursion
+    of at most a few thousand steps); for sliders."""
+    import matplotlib.pyplot as plt
+
+    from . import plotting
+
+    h0 = u0 * u0 - v0 * v0
+    steps = int(np.ceil(t_max / tau))
+    u_star = np.sqrt((h0 + np.sqrt(h0 * h0 + 4.0)) / 2.0)     # u^2 - 1/u^2 = h0
+    with np.errstate(all="ignore"):        # a too-large step diverges: show where it leaves
+        tr = gd(scalar_problem(), np.array([u0]), np.array([v0]), tau=tau, steps=steps)
+    ok = np.isfinite(tr.U[:, 0]) & np.isfinite(tr.V[:, 0]) & (np.abs(tr.U[:, 0]) < 5) \
+        & (np.abs(tr.V[:, 0]) < 5)
+    n = int(np.argmin(ok)) if not ok.all() else steps + 1
+    gd_label = rf"GD, $\tau={tau:g}$" + ("" if ok.all() else " (diverges)")
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(9.0, 3.4))
+    top = 1.3 * max(u0, u_star, float(tr.U[:n, 0].max()))
+    v_lo, v_hi = min(0.0, float(tr.V[:n, 0].min())), 1.3 * max(1.0, float(tr.V[:n, 0].max()))
+    uu = np.linspace(np.sqrt(max(h0, 0.0)) + 1e-9, top, 300)
+    ax.plot(uu, np.sqrt(np.maximum(uu**2 - h0, 0.0)), color="0.75", lw=3, label=r"$u^2-v^2=h_0$")
+    uu = np.linspace(1.0 / 3.0, top, 300)
+    ax.plot(uu, 1 / uu, color="0.85", lw=1, label=r"minima $uv=1$")
+    plotting.theory(ax, [u_star], [1 / u_star], marker="*", ms=12, ls="", label="flow's minimum")
+    plotting.sim(ax, tr.U[:n, 0], tr.V[:n, 0], ms=3, ls="-", lw=0.6, label=gd_label)
+    ax.set(xlim=(0, top), ylim=(v_lo, v_hi), xlabel="$u$", ylabel="$v$", title="where GD lands")
+    ax.legend(loc="best")
+    plotting.sim(bx, tau * np.arange(n), tr.h[:n, 0], ms=2, label=r"GD: $h_k$")
+    bx.axhline(h0, **plotting.THEORY, label="flow: $h_0$")
+    bx.set(xlabel=r"time $t = \tau k$", ylabel=r"$h = u^2 - v^2$", title=r"$h_{k+1} = (1-\tau^2 r_k^2)\,h_k$")
+    bx.legend()
+    return fig

@@ -4,13 +4,14 @@ A chapter's experiment is a list of *tasks* and one pure *task function*::
 
     from dltheory import experiments
 
-    def drift_task(cfg: Config, task: dict) -> list[dict]:     # module level: picklable
-        seeds = range(task["seed0"], task["seed0"] + cfg.n_seeds)
-        ...                                                     # one batched computation
-        return [{"seed": s, "drift": float(d)} for s, d in zip(seeds, drift)]
+    def drift_task(cfg: Config, task: dict) -> list[dict]:  # module level: picklable
+        seeds = np.arange(cfg.n_seeds)                      # all seeds in one batch
+        drift = batched_drift(cfg, task["tau"], seeds)      # (n_seeds,), one computation
+        return [{"seed": int(s), "drift": float(d)} for s, d in zip(seeds, drift)]
 
     tasks = [{"tau": t} for t in cfg.taus]
-    df = experiments.sweep(drift_task, tasks, config=cfg, name="drift")
+    df = experiments.sweep(drift_task, tasks, config=cfg, name="ch0_drift")
+    # columns: tau, seed, drift; one row per (tau, seed)
 
 ``sweep`` returns one tidy ``pandas.DataFrame``: each task's keys are prepended to every row
 the function returns (a dict is one row; a list of dicts or a DataFrame several rows), in
@@ -39,9 +40,11 @@ better.
 ``config.scale`` when the Config has one). The key is the task function, ``config``,
 ``task``, the torch default dtype, whether CUDA is present, and a digest of the source of
 the package that defines the task function (all of ``dltheory`` for chapter code), so
-editing the code invalidates old results instead of silently reusing them. An interrupted sweep (Ctrl-C, a time limit, a
-lost Colab runtime) therefore resumes by running it again: finished tasks are loaded, only
-the missing ones are computed, and the table equals an uninterrupted run.
+editing the code invalidates old results instead of silently reusing them. An interrupted
+sweep (Ctrl-C, a time limit, a lost Colab runtime) therefore resumes by running it again:
+finished tasks are loaded, only the missing ones are computed, and the table equals an
+uninterrupted run. Each sweep's cache lives in a folder named after ``name``; give it a
+chapter prefix (``"de_line_search"``) so that chapters running side by side never share one.
 ``stats()`` counts tasks computed and loaded in this process. ``cache=False`` (or
 ``DLTHEORY_CACHE=0``) switches the cache off; deleting the folder clears it.
 

@@ -1,28 +1,32 @@
-"""Benchmark: per-sample activation gradients at the insertion point.
+"""Benchmarks of the depth-expansion chapter.
 
-fast: one backward pass of the summed loss (samples do not interact in a post-norm
-RMSNorm network, so d(sum_j l_j)/dz_i = d l_i/dz_i); slow: one backward pass per sample.
-Prints name, time_fast, time_slow, ratio, max abs diff.
+1. Per-sample activation gradients at the insertion point. fast: one backward pass of the
+   summed loss (samples do not interact in a post-norm RMSNorm network, so
+   d(sum_j l_j)/dz_i = d l_i/dz_i); slow: one backward pass per sample. Prints name,
+   time_fast, time_slow, ratio, max abs diff.
+2. ``--paper``: the paper preset's heaviest sweep (the width x depth grid) timed on a few
+   of its tasks with the epochs cut to ``--epochs``; prints the time per epoch of each task
+   and the extrapolated time of the full sweep (every cell, every seed, the preset's
+   maximum epochs; cells that reach the target training loss stop earlier).
 
-    python benchmarks/bench_depth_expansion.py [--quick]
+    python benchmarks/bench_depth_expansion.py [--quick] [--paper [--epochs 2]]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import time
 
 import torch
 
 from dltheory import runtime
-from dltheory.depth_expansion import activation_grads, activation_grads_loop, postnorm_mlp
+from dltheory.depth_expansion import Config, activation_grads, activation_grads_loop, postnorm_mlp
+from dltheory.depth_expansion import experiments as dx
 
 
-def main(argv=None) -> list[dict]:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="tiny sizes (a few seconds)")
-    args = ap.parse_args(argv)
-    torch.set_num_threads(1)
-    sizes = [(64, 32, 4)] if args.quick else [(256, 64, 4), (1024, 64, 4), (1024, 128, 8)]
+def act_grads(quick: bool) -> list[dict]:
+    sizes = [(64, 32, 4)] if quick else [(256, 64, 4), (1024, 64, 4), (1024, 128, 8)]
     rows = []
     print(f"{'name':<28}{'time_fast':>11}{'time_slow':>11}{'ratio':>9}{'max_abs_diff':>14}")
     for n, width, depth in sizes:
@@ -39,6 +43,40 @@ def main(argv=None) -> list[dict]:
                      "ratio": t_slow / t_fast, "max_abs_diff": diff})
         print(f"{name:<28}{t_fast:>11.4f}{t_slow:>11.4f}{t_slow / t_fast:>9.1f}{diff:>14.2e}")
     return rows
+
+
+def paper_grid(epochs: int, cells) -> dict:
+    cfg = Config.for_scale("paper", device="cpu")
+    short = dataclasses.replace(cfg, grid_epochs=epochs, grid_target_ce=0.0, n_pop=10_000,
+                                align_ns=(1000,), prog_n=4000)  # small pool: time training
+    per_epoch = {}
+    for w, L in cells:
+        t = time.perf_counter()
+        dx.grid_task(short, {"width": w, "depth": L, "seed": cfg.seed})
+        per_epoch[(w, L)] = (time.perf_counter() - t) / epochs
+        print(f"paper grid task width={w} depth={L}: {per_epoch[(w, L)]:.2f} s per epoch "
+              f"({epochs} epochs + probe)")
+    # cost model fitted to the timed cells: time per epoch ~ c * Config.cost(w, L)
+    c = sum(per_epoch[k] / Config.cost(*k) for k in per_epoch) / len(per_epoch)
+    total = sum(c * Config.cost(w, L) * cfg.grid_epochs * cfg.grid_seeds
+                for w in cfg.grid_widths for L in cfg.grid_depths)
+    print(f"estimated full paper grid on this CPU (1 thread): {total / 3600:.1f} h "
+          f"({len(cfg.grid_widths) * len(cfg.grid_depths) * cfg.grid_seeds} tasks, up to "
+          f"{cfg.grid_epochs} epochs each)")
+    return {"per_epoch": per_epoch, "total_s": total}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="tiny sizes (a few seconds)")
+    ap.add_argument("--paper", action="store_true", help="time the paper grid on a few tasks")
+    ap.add_argument("--epochs", type=int, default=2)
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    torch.set_default_dtype(torch.float64)
+    if args.paper:
+        return paper_grid(args.epochs, [(64, 8), (256, 8), (256, 32)])
+    return act_grads(args.quick)
 
 
 if __name__ == "__main__":

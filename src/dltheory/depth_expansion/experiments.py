@@ -8,6 +8,7 @@ under ``torch.random.fork_rng``; mini-batches come from a seeded ``torch.Generat
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -24,11 +25,13 @@ from .models import SplitNet, ZeroInitBlock, insert_block, postnorm_mlp
 
 def train(model: torch.nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: int,
           lr: float = 3e-3, wd: float = 0.05, batch_size: int = 128, seed: int = 0,
-          params=None, warmup_steps: int = 0, stop_at: float | None = None) -> list[float]:
+          params=None, warmup_steps: int = 0, stop_at: float | None = None,
+          decay: bool = False) -> list[float]:
     """AdamW on unclipped cross-entropy for ``epochs`` passes over (X, y); only ``params``
     (default: all) are updated. Linear warmup over ``warmup_steps``. With ``stop_at``,
     stops after the first epoch whose mean training loss is <= stop_at (early stopping to a
-    matched training loss). Returns the mean training loss of each epoch run."""
+    matched training loss); ``decay``: the learning rate falls linearly to 0 over the run.
+    Returns the mean training loss of each epoch run."""
     _check.integer("epochs", epochs, lo=0)
     _check.integer("batch_size", batch_size, lo=1)
     _check.real("lr", lr, lo=0, lo_open=True)
@@ -40,15 +43,19 @@ def train(model: torch.nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: i
     gen = torch.Generator().manual_seed(int(seed))
     n = len(y)
     hist, step = [], 0
+    total = epochs * math.ceil(n / batch_size)
     model.train()
     for _ in range(epochs):
         perm = torch.randperm(n, generator=gen).to(y.device)
         tot = 0.0
         for i in range(0, n, batch_size):
             idx = perm[i:i + batch_size]
-            if warmup_steps:
+            if warmup_steps or decay:
+                f = min(1.0, (step + 1) / warmup_steps) if warmup_steps else 1.0
+                if decay:
+                    f *= 1.0 - step / total
                 for grp in opt.param_groups:
-                    grp["lr"] = lr * min(1.0, (step + 1) / warmup_steps)
+                    grp["lr"] = lr * f
             loss = F.cross_entropy(model(X[idx]), y[idx])
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -99,14 +106,16 @@ class Expansion:
 def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: float = 5.0,
            block_epochs: int = 5, lr: float = 3e-3, wd: float = 0.05, batch_size: int = 128,
            n_perm: int = 100, fd_eta: float = 1e-5, ci_level: float = 0.95,
-           curves: bool = True) -> Expansion:
+           curves: bool = True, shrink: bool = True) -> Expansion:
     """Insert a zero-init block before layer ``l`` of the trained ``old`` model and measure:
     gamma on S / pop-half A / test with a permutation null and its exact mean, the
     finite-difference slope (float64), the held-out test of Condition 1 (direction from half
     A, slope on half B), the two jumpboards (v and eta* from S, and from pop-half A),
     Delta_R with a bootstrap CI on pop-half B, block-only training with the fallback rule,
     the control "train f_old for the same extra epochs", and the Route A / Route B terms
-    (R := risk on pop-half B). ``curves``: also R(eta) on train / test / half B (figure)."""
+    (R := risk on pop-half B). ``curves``: also R(eta) on train / test / half B (figure).
+    ``shrink``: each jumpboard's line-search step is multiplied by
+    ``signal.selection_shrink`` of the sample that chose its direction."""
     _check.integer("n_perm", n_perm, lo=2)
     _check.real("fd_eta", fd_eta, lo=0, lo_open=True)
     Xs, ys = pool.train_subset(n)
@@ -131,6 +140,9 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
 
     jb_pop = sg.jumpboard(old, l, block, XA, yA, sig_pop.v, etas, B)
     jb_S = sg.jumpboard(old, l, block, Xs, ys, sig_S.v, etas, B)
+    if shrink:   # the step found on the sample that chose v, shrunk for its selection bias
+        jb_pop = dataclasses.replace(jb_pop, eta=jb_pop.eta * sg.selection_shrink(sig_pop))
+        jb_S = dataclasses.replace(jb_S, eta=jb_S.eta * sg.selection_shrink(sig_S))
     m_pop = insert_block(old, l, jb_pop.block(block))
     m_S = insert_block(old, l, jb_S.block(block))
     diff = (sg.per_sample_loss(old, XB, yB, B) - sg.per_sample_loss(m_pop, XB, yB, B)).cpu()
@@ -168,7 +180,7 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
 
 def train_old(pool: Pool, *, n: int, width: int, depth: int, epochs: int, seed: int,
               lr: float = 3e-3, wd: float = 0.05, batch_size: int = 128,
-              warmup_steps: int = 0, stop_at: float | None = None
+              warmup_steps: int = 0, stop_at: float | None = None, decay: bool = False
               ) -> tuple[SplitNet, list[float]]:
     """Build and train a post-norm residual MLP on the first ``n`` training samples
     (``stop_at``: early-stop at that training loss, see ``train``)."""
@@ -176,7 +188,7 @@ def train_old(pool: Pool, *, n: int, width: int, depth: int, epochs: int, seed: 
     model = postnorm_mlp(Xs.shape[1], pool.n_classes, width=width, depth=depth, seed=seed)
     model = model.to(device=Xs.device, dtype=Xs.dtype)
     hist = train(model, Xs, ys, epochs=epochs, lr=lr, wd=wd, batch_size=batch_size, seed=seed,
-                 warmup_steps=warmup_steps, stop_at=stop_at)
+                 warmup_steps=warmup_steps, stop_at=stop_at, decay=decay)
     return model, hist
 
 
@@ -272,7 +284,7 @@ def _old_model(cfg, pool, seed: int, *, twin: bool = False):
     epochs = cfg.budget_epochs(cfg.twin_max_epochs if twin else cfg.epochs_old)
     return train_old(pool, n=cfg.n_train, width=cfg.width, depth=cfg.depth, epochs=epochs,
                      seed=seed, lr=cfg.lr, wd=0.0 if twin else cfg.wd, batch_size=cfg.batch,
-                     stop_at=cfg.twin_target_ce if twin else None)
+                     stop_at=cfg.twin_target_ce if twin else None, decay=twin)
 
 
 def _function_preservation(cfg, model: SplitNet, X: torch.Tensor) -> dict:
@@ -321,6 +333,17 @@ def _regularity(cfg, model: SplitNet, X: torch.Tensor) -> dict:
             "rms_pre": rms_pre.astype(np.float32)}
 
 
+def _train_t(cfg, pool: Pool, old: SplitNet) -> float:
+    """Condition 1 on the training set, cross-fitted: direction from the first half of S,
+    t-statistic of its slope on the second half."""
+    Xs, ys = pool.train_subset(cfg.n_train)
+    h = cfg.n_train // 2
+    blk = ZeroInitBlock(cfg.width, seed=cfg.seed + 2000).to(device=Xs.device, dtype=Xs.dtype)
+    s1 = sg.first_order_signal(old, cfg.l_star, blk, Xs[:h], ys[:h], cfg.B)
+    s2 = sg.first_order_signal(old, cfg.l_star, blk, Xs[h:], ys[h:], cfg.B)
+    return sg.directional_t(s2.g, s2.phi, s1.v)[1]
+
+
 def expansion_task(cfg, task: dict) -> dict:
     """One trained old model (task["model"]: "old" with weight decay, or the interpolating
     "twin") of seed task["seed"], expanded at cfg.l_star: every number the chapter's
@@ -356,6 +379,8 @@ def measure_expansion(cfg, pool: Pool, old: SplitNet, hist: list[float], seed: i
            "null_sq_pred": e.null_sq_pred, "z_perm": e.z_score,
            "mean_part": float(e.sig_pop.g.mean(0).norm() * e.sig_pop.phi.mean(0).norm()),
            "cos": e.cos, "eta_pop": e.jb_pop.eta, "eta_S": e.jb_S.eta,
+           "t_train": _train_t(cfg, pool, old), "kappa_S": sg.selection_shrink(e.sig_S),
+           "kappa_pop": sg.selection_shrink(e.sig_pop),
            "delta_R": e.delta_R_ci[0], "delta_R_lo": e.delta_R_ci[1],
            "delta_R_hi": e.delta_R_ci[2], "delta_test": rb.delta_test, "chosen": e.chosen,
            "erm_trained": min(r[j].train - r["trained"].train for j in ("pop", "S")),

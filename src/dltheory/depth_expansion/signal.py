@@ -264,3 +264,25 @@ def directional_t(g: torch.Tensor, phi: torch.Tensor, v: torch.Tensor) -> tuple[
     sd = float(s.std())
     mean = float(s.mean())
     return mean, (mean / (sd / math.sqrt(n)) if sd > 0 else float("inf"))
+
+
+def selection_shrink(sig: Signal) -> float:
+    """Shrinkage of a line-search step for the selection bias of its direction.
+
+    The direction v = C_hat / ||C_hat|| is fitted to the same sample that measures its
+    slope, so the slope there, ||C_hat||, overstates the population slope <C, v>. With
+    per-sample terms X_i = g_i phi_i^T, E||C_hat||^2 = ||C||^2 + tr Cov(X) / n, and
+    tr Cov(X) = mean_i ||g_i||^2 ||phi_i||^2 - ||C_hat||^2 (up to n / (n - 1)). So
+    <C, v> ~ ||C||^2 / ||C_hat|| = kappa ||C_hat|| with
+    kappa = 1 - tr Cov(X) / (n ||C_hat||^2), clipped to [0, 1]; on a locally quadratic risk
+    the best step scales with the slope, so the step is multiplied by kappa. MLP shapes."""
+    g, phi = sig.g.double(), sig.phi.double()
+    if g.dim() != 2:
+        raise ValueError(f"selection_shrink needs MLP shapes (n, d), got {tuple(g.shape)}")
+    n = g.shape[0]
+    m2 = float((g.pow(2).sum(1) * phi.pow(2).sum(1)).mean())
+    c2 = sig.gamma**2
+    if c2 <= 0 or n < 2:
+        return 0.0
+    noise = max(m2 - c2, 0.0) / (n - 1)
+    return float(min(1.0, max(0.0, 1.0 - noise / c2)))

@@ -75,6 +75,9 @@ def max_abs_cos(J: torch.Tensor, G: torch.Tensor, eps: float = 1e-300) -> float:
     """Largest |cos| between a Jacobian row of J (n, D) and a law gradient of G (m, D).
 
     Zero rows (dead ReLU units) are clamped, not divided by zero."""
+    if J.ndim != 2 or G.ndim != 2 or J.shape[1] != G.shape[1]:
+        raise ValueError(f"J and G must be (n, D) and (m, D), got {tuple(J.shape)} and "
+                         f"{tuple(G.shape)}")
     Jn = J / J.norm(dim=1, keepdim=True).clamp_min(eps)
     Gn = G / G.norm(dim=1, keepdim=True).clamp_min(eps)
     return float((Jn @ Gn.T).abs().max())
@@ -87,6 +90,8 @@ def brackets(model: nn.Module, X: torch.Tensor, n: int, *, seed: int) -> torch.T
     X and Gaussian output directions e1, e2 (brackets are bilinear, so random directions span
     the same space as coordinate ones). Returns (n, D).
     """
+    if int(n) != n or n < 1:
+        raise ValueError(f"n (number of brackets) must be a positive integer, got {n!r}")
     theta, f = flat_fn(model)
     gen = torch.Generator().manual_seed(int(seed))
     o = f(theta, X[0]).numel()
@@ -109,6 +114,8 @@ def brackets(model: nn.Module, X: torch.Tensor, n: int, *, seed: int) -> torch.T
 
 def numrank(M: torch.Tensor, rtol: float = 1e-9) -> tuple[int, torch.Tensor]:
     """Numerical rank (singular values > rtol * s_max) and the singular values."""
+    if not (math.isfinite(rtol) and 0 < rtol < 1):
+        raise ValueError(f"rtol must be in (0, 1), got {rtol!r}")
     s = torch.linalg.svdvals(M)
     if s.numel() == 0 or s[0] == 0:
         return 0, s
@@ -129,7 +136,8 @@ class LawCount:
     (a second batch of brackets is added only when the certificate is not reached); laws = D - rank_WB;
     gap: s[r-1] / s[r] of the final matrix (inf when r = D); spectrum: its singular values
     normalised by the largest; n_inputs: inputs used (after any doubling); rank_half: the rank
-    from the first half of the rows (equal to rank_WB: the count is saturated); unreached:
+    reached by each half of the inputs on its own (the smaller; equal to rank_WB: the count
+    is saturated); unreached:
     parameters whose column is zero in every row (no gradient at any sampled input);
     certified: laws == theory (when a theory count is given).
     """
@@ -165,6 +173,7 @@ def _n_outputs(model: nn.Module, x: torch.Tensor) -> int:
 
 def _count_once(model, X, theory, nb, seed, rtol, max_batches):
     J = jacobian_rows(model, X)
+    o = J.shape[0] // len(X)
     D = J.shape[1]
     rW, sW = numrank(J, rtol)
     M, r, s, levels = J, rW, sW, 0
@@ -180,8 +189,15 @@ def _count_once(model, X, theory, nb, seed, rtol, max_batches):
             break
     # saturation: the rows of the first half of the inputs and of the brackets
     nJ, nB = J.shape[0], M.shape[0] - J.shape[0]
-    half = torch.cat([J[: max(1, nJ // 2)], M[nJ: nJ + max(1, nB // 2)]])
-    r_half, _ = numrank(half, rtol)
+    # each half of the inputs (and of the brackets) must reach the rank on its own, for
+    # the Jacobian rows alone and with the brackets: a rank that needs both halves is
+    # still growing with the number of inputs
+    hJ, hB = (nJ // 2 // o) * o, nB // 2
+    r_half = r
+    for Jh, Bh in ((J[:hJ], M[nJ: nJ + hB]), (J[hJ:], M[nJ + hB:])):
+        if numrank(Jh, rtol)[0] < rW:
+            r_half = min(r_half, r - 1)
+        r_half = min(r_half, numrank(torch.cat([Jh, Bh]), rtol)[0])
     unreached = int((M.abs().amax(0) == 0).sum())
     return LawCount(D, rW, r, D - r, theory, _gap(s, r), (s / s[0]).detach(),
                     (sW / sW[0]).detach(), levels, len(X), r_half, unreached)
@@ -200,8 +216,8 @@ def count_laws(model: nn.Module, X: torch.Tensor | None = None, *, in_shape: tup
     adds a second batch of brackets (up to ``max_batches``) and stops when the rank stagnates.
 
     The count is accepted only when it is determined by the samples: (i) at least
-    ``row_factor * D`` Jacobian rows, (ii) the rank is saturated (the first half of the rows
-    already reaches it) and (iii) the singular values show a gap of at least ``min_gap`` at
+    ``row_factor * D`` Jacobian rows, (ii) the rank is saturated (each half of the inputs, with
+    half of the brackets, reaches it on its own) and (iii) the singular values show a gap of at least ``min_gap`` at
     the rank (or the rank is 0 or D). When one of these fails and ``in_shape`` is known (given,
     or taken from X), the inputs are doubled with fresh Gaussian draws, up to ``max_inputs``;
     then ``UnderdeterminedCount`` is raised. A count is never returned unchecked. Parameters
@@ -271,6 +287,10 @@ def sample_inputs(model: nn.Module, in_shape: tuple, *, seed: int, factor: float
                   minimum: int = 8) -> torch.Tensor:
     """Gaussian inputs (N, *in_shape) with N * outputs >= factor * D (and N >= minimum), on
     the model's device and dtype."""
+    if not (math.isfinite(factor) and factor > 0):
+        raise ValueError(f"factor must be a finite number > 0, got {factor!r}")
+    if int(minimum) != minimum or minimum < 1:
+        raise ValueError(f"minimum must be a positive integer, got {minimum!r}")
     p0 = next(model.parameters())
     D = sum(p.numel() for p in model.parameters())
     with torch.no_grad():

@@ -59,6 +59,10 @@ class TinyLM(nn.Module):
 
 def patchify(images: torch.Tensor, patch: int) -> torch.Tensor:
     """(n, S, S) images -> (n, (S/patch)^2, patch^2) non-overlapping patches, row-major."""
+    if int(patch) != patch or patch < 1:
+        raise ValueError(f"patch must be a positive integer, got {patch!r}")
+    if images.ndim != 3:
+        raise ValueError(f"images must be (n, S, S), got shape {tuple(images.shape)}")
     n, S, S2 = images.shape
     if S != S2 or S % patch:
         raise ValueError(f"images must be square with side divisible by patch={patch}, "
@@ -101,6 +105,10 @@ def teacher_regression(student: nn.Module, teacher: nn.Module, n: int, in_shape:
     Returns (X, Y, loss_fn) with ``loss_fn(model, idx) = 0.5 * mean of (model(X) - Y)^2`` over
     every output entry of the rows idx (all rows when idx is None). ``student`` is only used to check shapes.
     """
+    if int(n) != n or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if not (np.isfinite(noise) and noise >= 0):
+        raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
     gen = torch.Generator().manual_seed(int(seed))
     dt = next(teacher.parameters()).dtype
     X = torch.randn(n, *in_shape, generator=gen, dtype=dt)
@@ -118,6 +126,8 @@ def teacher_regression(student: nn.Module, teacher: nn.Module, n: int, in_shape:
 
 def lm_batch(ids: np.ndarray, B: int, T: int, *, seed: int):
     """B random windows of T+1 tokens from ``ids``: (inputs (B, T), targets (B, T))."""
+    if int(B) != B or B < 1 or int(T) != T or T < 1:
+        raise ValueError(f"B and T must be positive integers, got B={B!r}, T={T!r}")
     if len(ids) <= T + 1:
         raise ValueError(f"need more than T+1={T + 1} tokens, got {len(ids)}")
     rng = np.random.default_rng(seed)

@@ -36,4 +36,10 @@ def adam_tau_exponent() -> float:
 
 def wd_decay(tau: float, lam: float, k: int) -> float:
     """Factor by which coupled weight decay shrinks |h| after k steps (tau^2 q neglected)."""
+    import numpy as np
+    if not (np.isfinite(tau) and tau > 0 and np.isfinite(lam) and 0 <= tau * lam < 1):
+        raise ValueError(f"tau > 0 and lam >= 0 with tau * lam < 1 needed, got tau={tau!r}, "
+                         f"lam={lam!r}")
+    if np.any(np.asarray(k) < 0):
+        raise ValueError(f"k must be >= 0, got {k!r}")
     return (1.0 - tau * lam) ** (2 * k)

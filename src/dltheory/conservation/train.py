@@ -167,6 +167,10 @@ class ExponentFit:
 def fit_tau_k(taus, ks, err) -> ExponentFit:
     """Fit err[i, j] ~ C tau_i^alpha k_j^beta. taus (n_tau,), ks (n_k,), err (n_tau, n_k)."""
     taus, ks, err = np.asarray(taus, float), np.asarray(ks, float), np.asarray(err, float)
+    if not (np.isfinite(taus).all() and (taus > 0).all()):
+        raise ValueError(f"taus must be finite and > 0, got {taus.tolist()}")
+    if not (np.isfinite(ks).all() and (ks > 0).all()):
+        raise ValueError(f"ks must be finite and > 0, got {ks.tolist()}")
     if err.shape != (taus.size, ks.size):
         raise ValueError(f"err must be (len(taus), len(ks)) = {(taus.size, ks.size)}, "
                          f"got {err.shape}")
@@ -205,6 +209,8 @@ def sharpness(model: nn.Module, loss_fn: Callable, *, iters: int = 30, seed: int
     power iteration on Hessian-vector products (double backward). Sets the natural time
     scale ``1 / lambda_max`` of gradient descent: the gradients change little while
     ``tau * k * lambda_max << 1``."""
+    if int(iters) != iters or iters < 1:
+        raise ValueError(f"iters must be a positive integer, got {iters!r}")
     params = [p for p in model.parameters() if p.requires_grad]
     loss = loss_fn(model, None)
     grads = torch.autograd.grad(loss, params, create_graph=True, allow_unused=True)
@@ -244,9 +250,13 @@ def early_window(make_model: Callable[[], nn.Module], loss_fn: Callable, familie
     ``tau * k * lambda_max`` equals ``tl_max`` (the gradients barely change when it is << 1).
     lambda_max is the sharpness at initialisation (computed unless ``lam`` is given).
     Extra keywords go to ``sweep`` (optimizer options, ``lr_scale``, ...)."""
-    if not tl_max > 0:
-        raise ValueError(f"tl_max must be > 0, got {tl_max}")
+    if not (math.isfinite(tl_max) and tl_max > 0):
+        raise ValueError(f"tl_max must be a finite number > 0, got {tl_max}")
     ks = np.asarray(ks, dtype=int)
+    if ks.ndim != 1 or ks.size < 2 or (ks < 1).any():
+        raise ValueError(f"ks must hold at least 2 positive step counts, got {ks.tolist()}")
+    if lam is not None and not (math.isfinite(lam) and lam > 0):
+        raise ValueError(f"lam must be a finite number > 0 or None, got {lam!r}")
     if lam is None:
         lam = sharpness(make_model(), loss_fn)
     taus = np.asarray(ratios, dtype=float) * tl_max / (ks.max() * lam)

@@ -121,6 +121,8 @@ def _pct(r: float | None) -> str:
         return ""
     if not math.isfinite(r):
         return "none"
+    if r < 1e-3:   # exact checks (counts, identities to rounding): any error is detected
+        return "<0.1%"
     return f"{100 * r:.2g}%" if r < 0.1 else f"{100 * r:.0f}%"
 
 
@@ -378,6 +380,7 @@ def _compact_claims(df):
     """Six columns that fit a book's text column: the kind under the id, the prediction
     under the measurement, the note under the statement (HTML-escaped text)."""
     import html
+    import re
 
     import pandas as pd
 
@@ -387,12 +390,12 @@ def _compact_claims(df):
 
     rows = []
     for _, r in df.iterrows():
-        rows.append({
-            "claim": html.escape(r["id"]) + small(r["kind"]),
+        rows.append({   # <wbr>: long dotted ids break after a dot or underscore only
+            "claim": re.sub(r"([._])", r"\1<wbr>", html.escape(r["id"])) + small(r["kind"]),
             "verdict": r["verdict"],
             "measured": html.escape(r["measured"])
                         + small(f"predicted {r['predicted']}" if r["predicted"] else ""),
-            "tolerance": html.escape(r["tolerance"]),
+            "tolerance": html.escape(r["tolerance"]).replace("= ", "=&nbsp;"),
             "resolution": html.escape(r["resolution"]),
             "statement": html.escape(r["statement"]) + small(r["note"]),
         })
@@ -416,9 +419,9 @@ def style_table(df, caption: str | None = None):
     if is_claims:
         df, muted_rows = _compact_claims(df.reset_index(drop=True))
     sty = df.style.hide(axis="index")
-    if is_claims:   # long dotted ids may break anywhere
-        sty = sty.set_properties(subset=["claim"], **{"overflow-wrap": "anywhere",
-                                                      "max-width": "11em"})
+    if is_claims:
+        sty = sty.set_properties(subset=["claim"], **{"overflow-wrap": "normal",
+                                                      "min-width": "8em"})
     if caption:
         sty = sty.set_caption(caption)
     for col in ("verdict", "status"):

@@ -136,7 +136,7 @@ def collect(results: list[dict], chapters: list[str], scale: str, *,
     import numpy as np
     import pandas as pd
 
-    from .claims import EVIDENCE, VERDICTS, WEAK_RESOLUTION, _claims_frame
+    from .claims import EVIDENCE, VERDICTS, WEAK_RESOLUTION, _claims_frame, _pct
 
     scale = runtime.scale(scale)
     errors = [e for e in (errors or []) if e.get("scale") not in set(runtime.SCALES) - {scale}]
@@ -171,7 +171,7 @@ def collect(results: list[dict], chapters: list[str], scale: str, *,
             evidence=len(ev), **{v: sum(c["verdict"] == v for c in ev) for v in VERDICTS},
             weak=sum(x > WEAK_RESOLUTION for x in res),
             identities=sum(c["kind"] == "identity" for c in r["claims"]),
-            **{"median resolution": f"{100 * float(np.median(res)):.2g}%" if res else "",
+            **{"median resolution": _pct(float(np.median(res))) if res else "",
                "wall s": round(r["wall_s"], 1) if r.get("wall_s") is not None else None,
                "device": r.get("device", ""),
                "detail": stale or ""})

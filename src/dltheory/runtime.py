@@ -314,6 +314,8 @@ def display(obj: Any) -> None:
         elif is_frame:
             sty = frame.style.format(precision=4, thousands=None,
                                      formatter=_float_formatter(frame))
+            sty = sty.set_table_styles([{"selector": "td, th",
+                                         "props": "padding: 2px 8px; text-align: right;"}])
             _display(sty.hide(axis="index") if plain else sty)
         else:
             _display(obj)

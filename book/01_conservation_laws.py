@@ -249,7 +249,8 @@ runtime.display(counts[counts.model.isin(checks.SIGMOIDS)][["model", "D", "laws"
 # $\mathbf 1^\top P$. (c) QK-norm makes $Q_i$ and $K_i$ *separately* scale-invariant: the
 # matrix law $Q_i^\top Q_i - K_i^\top K_i$ is destroyed (control `CL.neg.qknorm_full_qk`)
 # and only $\lVert Q_i\rVert_F^2$, $\lVert K_i\rVert_F^2$ survive, $H[2 + d_v(d_v+1)/2]$ laws.
-# The SwiGLU and $V/O$ laws survive unchanged in every case.
+# The SwiGLU and $V/O$ laws survive unchanged in every case. (LayerNorm over two coordinates
+# maps every input to $\pm(1,-1)$, a degenerate block; its controls use $d \ge 3$.)
 
 # %%
 checks.normalisation(ledger, cfg, counts)
@@ -314,7 +315,9 @@ runtime.show(figures.gd_collapse(win, fits, cfg), "cl_gd_collapse")
 #   earlier points: still $O(\tau^2)$ per step, with a much larger constant.
 # * **Adam**: the update $m/(\sqrt v + \epsilon)$ is not in $W_\theta$, so
 #   $h(\theta - \tau u) - h(\theta) = -2\tau\theta^\top S u + O(\tau^2)$: first order,
-#   $\alpha = 1$ (`CL.adam.tau_exponent`, evidence), and even the linear router sum moves.
+#   $\alpha = 1$ (`CL.adam.tau_exponent`, evidence), and even the linear router sum moves,
+#   except with two experts: the two router rows then have opposite gradients, Adam's
+#   element-wise updates are opposite too, and the sum is kept exactly (an identity).
 # * **Weight decay**: exactly $h_{k+1} = (1-\tau\lambda)^2 h_k + \tau^2 q(g_k)$ (an identity),
 #   so the laws decay like $(1-\tau\lambda)^{2k}$ (`CL.wd.decay`, evidence that the $\tau^2 q$
 #   terms are negligible against the decay).

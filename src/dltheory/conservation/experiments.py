@@ -66,6 +66,7 @@ def blocks(cfg: Config) -> dict:
     d, m, H, dk, dv, E, k, T, o = cfg.d, cfg.m, cfg.H, cfg.dk, cfg.dv, cfg.E, cfg.k, cfg.T, cfg.o
     rk = cfg.rope_dk
     rd = max(d, rk)
+    ln = max(d, 3)
     g = _gen
     tok, seq, rseq = (d,), (T, d), (T, rd)
     return {
@@ -95,11 +96,12 @@ def blocks(cfg: Config) -> dict:
         "sigmoid_centred": (lambda s: MoE(d, m, E, o, gate="sigmoid_centred", gen=g(s)), tok),
         "sigmoid_bias": (lambda s: MoE(d, m, E, o, gate="sigmoid_bias", gen=g(s)), tok),
         "rmsnorm_swiglu": (lambda s: NormSwiGLU(d, m, o, "rms", gen=g(s)), tok),
-        "layernorm_swiglu": (lambda s: NormSwiGLU(max(d, 2), m, o, "layer", gen=g(s)), tok),
+        # LayerNorm over 2 coordinates maps every input to +-(1, -1): generic only for d >= 3
+        "layernorm_swiglu": (lambda s: NormSwiGLU(ln, m, o, "layer", gen=g(s)), (ln,)),
         "linear_rmsnorm_swiglu": (lambda s: NormSwiGLU(d, m, o, "rms", proj=True, gen=g(s)),
                                   tok),
-        "linear_layernorm_swiglu": (lambda s: NormSwiGLU(d, m, o, "layer", proj=True,
-                                                         gen=g(s)), tok),
+        "linear_layernorm_swiglu": (lambda s: NormSwiGLU(ln, m, o, "layer", proj=True,
+                                                         gen=g(s)), (ln,)),
         "mha_qknorm": (lambda s: MHA(d, H, dk, dv, T, qk_norm=True, gen=g(s)), seq),
         "chain_residual": (lambda s: Chain(MHA(d, H, dk, dv, T, pe="rope", gen=g(s)),
                                            SwiGLU(d, m, d, gen=g(s + 1))), seq),

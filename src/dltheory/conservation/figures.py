@@ -94,6 +94,8 @@ def matched(mp: pd.DataFrame, cfg: Config):
                                 label=f"slope {s:g}" if i == 0 else None)
         plotting.loglog(ax, xlabel="learning rate" + (r" $\tau$" if opt == "gd" else ""),
                         title=f"{NAMES[opt]}: drift when the loss has halved")
+        ax.xaxis.set_minor_formatter(plt.NullFormatter())
+        ax.yaxis.set_minor_formatter(plt.NullFormatter())
         ax.legend(fontsize=7)
     axes[0].set_ylabel(r"$\max|h_{k^*}-h_0|$")
     fig.suptitle(f"Drift at matched learning progress ({plotting.scale_tag(cfg.scale, 'teacher regression')})")

@@ -49,12 +49,17 @@ def paper_grid(epochs: int, cells) -> dict:
     cfg = Config.for_scale("paper", device="cpu")
     short = dataclasses.replace(cfg, grid_epochs=epochs, grid_target_ce=0.0, n_pop=10_000,
                                 align_ns=(1000,), prog_n=4000)  # small pool: time training
+    from dltheory.depth_expansion import data
+
+    data.pool_for(short)   # generate the pools before timing
+    data.images_for(short)
     per_epoch = {}
     for w, L in cells:
-        t = time.perf_counter()
-        dx.grid_task(short, {"width": w, "depth": L, "seed": cfg.seed})
-        per_epoch[(w, L)] = (time.perf_counter() - t) / epochs
-        print(f"paper grid task width={w} depth={L}: {per_epoch[(w, L)]:.2f} s per epoch "
+        t = time.process_time()   # CPU time of this process (1 thread): load-independent
+        fn = dx.conv_grid_task if cfg.grid_arch == "conv" else dx.grid_task
+        fn(short, {"width": w, "depth": L, "seed": cfg.seed})
+        per_epoch[(w, L)] = (time.process_time() - t) / epochs
+        print(f"paper grid task ({cfg.grid_arch}, {data.images_for(short).name}) width={w} depth={L}: {per_epoch[(w, L)]:.2f} CPU s per epoch "
               f"({epochs} epochs + probe)")
     # cost model fitted to the timed cells: time per epoch ~ c * Config.cost(w, L)
     c = sum(per_epoch[k] / Config.cost(*k) for k in per_epoch) / len(per_epoch)
@@ -71,11 +76,13 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="tiny sizes (a few seconds)")
     ap.add_argument("--paper", action="store_true", help="time the paper grid on a few tasks")
     ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--cells", default="16x4,64x8,64x16", help="WxL,... cells to time")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     torch.set_default_dtype(torch.float64)
     if args.paper:
-        return paper_grid(args.epochs, [(64, 8), (256, 8), (256, 32)])
+        cells = [tuple(int(v) for v in c.split("x")) for c in args.cells.split(",")]
+        return paper_grid(args.epochs, cells)
     return act_grads(args.quick)
 
 

@@ -65,7 +65,8 @@ class Config:
     twin_target_ce: float = 0.01  # this training cross-entropy (the degenerate regime)
     eta_min: float = 1e-3         # jumpboard line-search grid (log-spaced)
     eta_max: float = 3.0
-    n_eta: int = 19
+    n_eta: int = 15
+    n_curve: int = 1000           # samples per set for the line-search figure's curves
     n_perm: int = 100             # permutation null of ||C||
     n_lip: int = 512              # samples whose RMSNorm Jacobian is computed exactly
     B: float = 5.0                # losses are min(CE, B)
@@ -73,11 +74,13 @@ class Config:
     # ---- scaling roles -------------------------------------------------------------------
     align_ns: tuple = (1000, 2000, 4000)
     align_steps: int = 240        # same number of AdamW steps at every n
+    align_seeds: int = 1
     grid_widths: tuple = (16, 64)
     grid_depths: tuple = (1, 2, 4)
     grid_epochs: int = 6
     grid_seeds: int = 1
     grid_target_ce: float = 0.0   # > 0: train every cell to this training CE (matched loss)
+    grid_arch: str = "mlp"        # "mlp": post-norm MLPs on MNIST-1D; "conv": conv ResNets
     obs_widths: tuple = (16, 64)
     obs_seeds: int = 2
     obs_target_ce: float = 1.2    # every width early-stopped at this training CE
@@ -127,7 +130,8 @@ class Config:
             raise ValueError(f"L_STAR = {self.l_star} must be an intermediate layer: "
                              f"1 <= L_STAR <= DEPTH - 1 = {self.depth - 1} (DEPTH = {self.depth})")
         for name in ("n_train", "n_test", "n_pop", "n_seeds", "epochs_old", "min_epochs",
-                     "batch", "n_eta", "n_perm", "n_lip", "align_steps", "grid_epochs",
+                     "batch", "n_eta", "n_curve", "n_perm", "n_lip", "align_seeds",
+                     "align_steps", "grid_epochs",
                      "grid_seeds", "obs_seeds", "obs_max_epochs", "prog_n", "prog_rounds",
                      "prog_epochs", "conv_epochs", "conv_n_signal"):
             v = getattr(self, name)
@@ -144,6 +148,8 @@ class Config:
             raise ValueError(f"ci_level must be in (0, 1), got {self.ci_level}")
         if self.n_perm < 2:
             raise ValueError(f"n_perm must be >= 2, got {self.n_perm}")
+        if self.grid_arch not in ("mlp", "conv"):
+            raise ValueError(f"grid_arch must be 'mlp' or 'conv', got {self.grid_arch!r}")
         if self.obs_measure not in ("cos", "z"):
             raise ValueError(f"obs_measure must be 'cos' or 'z', got {self.obs_measure!r}")
         if min(self.align_ns) < 10:
@@ -197,15 +203,17 @@ class Config:
             "smoke": {},
             "standard": dict(
                 n_seeds=3, n_test=4000, n_pop=20_000, n_eta=31, n_perm=200, twin_max_epochs=60,
+                n_curve=4000, align_seeds=3,
                 align_ns=(1000, 4000, 16_000), align_steps=480, grid_widths=(16, 64, 128),
                 grid_depths=(1, 2, 4, 8, 16), grid_epochs=20, obs_widths=(16, 64, 128),
                 obs_seeds=3, obs_target_ce=0.9, obs_max_epochs=60, prog_n=8000, prog_rounds=8,
                 prog_epochs=6, conv_widths=(8, 16, 32), conv_epochs=20, n_train=4000),
             "paper": dict(
-                n_seeds=5, n_test=10_000, n_pop=50_000, n_eta=41, n_perm=500,
+                n_seeds=5, n_test=10_000, n_pop=50_000, n_eta=41, n_perm=500, n_curve=10_000,
+                align_seeds=5,
                 twin_max_epochs=100, align_ns=(1000, 4000, 16_000, 64_000), align_steps=960,
-                grid_widths=(16, 64, 256), grid_depths=(1, 2, 4, 8, 16, 32), grid_epochs=200,
-                grid_seeds=4, grid_target_ce=0.3, obs_widths=(16, 64, 256, 512), obs_seeds=5,
+                grid_arch="conv", grid_widths=(16, 32, 64), grid_depths=(2, 4, 8, 16),
+                grid_epochs=100, grid_seeds=4, grid_target_ce=0.3, obs_widths=(16, 64, 256, 512), obs_seeds=5,
                 obs_target_ce=0.9, obs_max_epochs=200, prog_n=16_000, prog_rounds=12,
                 prog_epochs=10, conv_data="cifar10", conv_widths=(16, 32, 64),
                 conv_epochs=30, conv_n_signal=10_000, device="auto"),

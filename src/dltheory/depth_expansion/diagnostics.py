@@ -5,7 +5,6 @@ RMS versus the "epsilon-naive" constant).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np

@@ -47,7 +47,7 @@ def train(model: torch.nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: i
     model.train()
     for _ in range(epochs):
         perm = torch.randperm(n, generator=gen).to(y.device)
-        tot = 0.0
+        tot = torch.zeros((), device=y.device)   # summed on the device: no sync per step
         for i in range(0, n, batch_size):
             idx = perm[i:i + batch_size]
             if warmup_steps or decay:
@@ -60,9 +60,9 @@ def train(model: torch.nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: i
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            tot += float(loss.detach()) * len(idx)
+            tot += loss.detach() * len(idx)
             step += 1
-        hist.append(tot / n)
+        hist.append(float(tot) / n)
         if stop_at is not None and hist[-1] <= stop_at:
             break
     model.eval()
@@ -106,14 +106,15 @@ class Expansion:
 def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: float = 5.0,
            block_epochs: int = 5, lr: float = 3e-3, wd: float = 0.05, batch_size: int = 128,
            n_perm: int = 100, fd_eta: float = 1e-5, ci_level: float = 0.95,
-           curves: bool = True, shrink: bool = True) -> Expansion:
+           curves: bool | int = True, shrink: bool = True) -> Expansion:
     """Insert a zero-init block before layer ``l`` of the trained ``old`` model and measure:
     gamma on S / pop-half A / test with a permutation null and its exact mean, the
     finite-difference slope (float64), the held-out test of Condition 1 (direction from half
     A, slope on half B), the two jumpboards (v and eta* from S, and from pop-half A),
     Delta_R with a bootstrap CI on pop-half B, block-only training with the fallback rule,
     the control "train f_old for the same extra epochs", and the Route A / Route B terms
-    (R := risk on pop-half B). ``curves``: also R(eta) on train / test / half B (figure).
+    (R := risk on pop-half B). ``curves``: also R(eta) on train / test / half B (figure;
+    an int: on at most that many samples of each).
     ``shrink``: each jumpboard's line-search step is multiplied by
     ``signal.selection_shrink`` of the sample that chose its direction."""
     _check.integer("n_perm", n_perm, lo=2)
@@ -164,13 +165,12 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     ra = bounds.route_a(r["old"], r["pop"], r["new"], K=len(pool.y_test), B=B)
     rb = bounds.route_b(r["old"], r["S"], r["new"])
     cv = {}
-    if curves:
-        cv = {"eta": jb_pop.etas,
-              "train": sg.risk_along(old, l, block, Xs, ys, sig_pop.v, jb_pop.etas, B),
-              "test": sg.risk_along(old, l, block, pool.X_test, pool.y_test, sig_pop.v,
-                                    jb_pop.etas, B),
-              "pop": sg.risk_along(old, l, block, XB, yB, sig_pop.v, jb_pop.etas, B),
-              "pop_A": jb_pop.risks}
+    if curves:   # for the figure only: at most n_curve samples of each set
+        k = int(curves) if not isinstance(curves, bool) else len(ys)
+        along = lambda X, y: sg.risk_along(old, l, block, X[:k], y[:k], sig_pop.v,  # noqa: E731
+                                           jb_pop.etas, B)
+        cv = {"eta": jb_pop.etas, "train": along(Xs, ys), "test": along(pool.X_test, pool.y_test),
+              "pop": along(XB, yB), "pop_A": jb_pop.risks}
     models = {"old": old, "pop": m_pop, "S": m_S, "trained": m_tr, "control": control}
     models["new"] = models[chosen]
     return Expansion(n, seed, l, r, chosen, sig_S, sig_pop, gamma_test,
@@ -365,7 +365,7 @@ def measure_expansion(cfg, pool: Pool, old: SplitNet, hist: list[float], seed: i
     e = expand(old, pool, n=cfg.n_train, seed=seed, l=cfg.l_star, etas=cfg.etas,
                B=cfg.B, block_epochs=cfg.budget_epochs(cfg.block_epochs), lr=cfg.lr,
                wd=cfg.wd, batch_size=cfg.batch, n_perm=cfg.n_perm, fd_eta=cfg.fd_eta,
-               ci_level=cfg.ci_level, curves=first and not twin)
+               ci_level=cfg.ci_level, curves=cfg.n_curve if first and not twin else False)
     r, ra, rb = e.risks, e.route_a, e.route_b
     direct = float((sg.per_sample_loss(e.models["new"], pool.X_test, pool.y_test, cfg.B).double()
                     - sg.per_sample_loss(old, pool.X_test, pool.y_test, cfg.B).double()).mean())
@@ -399,7 +399,7 @@ def measure_expansion(cfg, pool: Pool, old: SplitNet, hist: list[float], seed: i
     if not twin:
         row.update(_regularity(cfg, old, pool.X_pop[:4000]))
         if first:
-            row.update(_function_preservation(cfg, old, pool.X_test[:512]))
+            row.update(_function_preservation(cfg, old, pool.X_test[:128]))
     return row
 
 
@@ -430,7 +430,8 @@ def alignment_task(cfg, task: dict) -> dict:
 
 def alignment(cfg) -> pd.DataFrame:
     """Data and the first-order direction: one row per (n, seed)."""
-    tasks = [{"n": n, "seed": s} for n in cfg.align_ns for s in cfg.seeds]
+    tasks = [{"n": n, "seed": s} for n in cfg.align_ns
+             for s in range(cfg.seed, cfg.seed + cfg.align_seeds)]
     return _sweep(alignment_task, tasks, cfg, "alignment")
 
 
@@ -453,11 +454,45 @@ def grid_task(cfg, task: dict) -> dict:
     return {"epochs": len(hist), "train": rk.train, "test": rk.test, "pop": rk.pop, **pr}
 
 
+def conv_grid_task(cfg, task: dict) -> dict:
+    """One (channels, depth, seed) cell of the conv grid (paper preset): a post-norm
+    GroupNorm conv ResNet on the image pool (CIFAR-10 when present, else digits), trained
+    to cfg.grid_target_ce (at most cfg.grid_epochs); the signal of a conv block inserted in
+    the middle on train and test images (test stands in for the population), and the
+    channel covariance of the test activation gradients."""
+    from . import data
+    from .models import postnorm_convnet
+
+    imgs = data.images_for(cfg)
+    w, L, s = task["width"], task["depth"], task["seed"]
+    dev, dt = imgs.X_train.device, imgs.X_train.dtype
+    net = postnorm_convnet(imgs.X_train.shape[1], imgs.n_classes, channels=w, depth=L,
+                           seed=s).to(device=dev, dtype=dt)
+    hist = train(net, imgs.X_train, imgs.y_train, epochs=cfg.grid_epochs,
+                 lr=cfg.lr / math.sqrt(max(1.0, L / 4)), wd=cfg.wd, batch_size=cfg.batch,
+                 seed=s, stop_at=cfg.grid_target_ce or None)
+    blk = ZeroInitBlock(w, kind="conv", seed=s + 1000).to(device=dev, dtype=dt)
+    k = cfg.conv_n_signal
+    sS = sg.first_order_signal(net, L // 2, blk, imgs.X_train[:k], imgs.y_train[:k], cfg.B)
+    sT = sg.first_order_signal(net, L // 2, blk, imgs.X_test[:k], imgs.y_test[:k], cfg.B)
+    sigma = diagnostics.grad_covariance(sT.g)
+    cm = diagnostics.cov_metrics(sigma)
+    keep = L == max(cfg.grid_depths) and s == cfg.seed
+    return {"epochs": len(hist), "train": sg.risk(net, imgs.X_train, imgs.y_train, cfg.B),
+            "test": sg.risk(net, imgs.X_test, imgs.y_test, cfg.B), "gamma_S": sS.gamma,
+            "gamma_pop": sT.gamma, "cos": sg.cosine(sS.C, sT.C), "off_energy": cm.off_energy,
+            "top_ratio": cm.top_ratio,
+            "offdiag_null": diagnostics.lowrank_offdiag(w, imgs.n_classes - 1),
+            "sigma": sigma.astype(np.float32) if keep else None}
+
+
 def grid(cfg) -> pd.DataFrame:
-    """Width x depth grid of old models: one row per (width, depth, seed)."""
+    """Width x depth grid of old models: one row per (width, depth, seed); post-norm MLPs on
+    MNIST-1D (cfg.grid_arch = "mlp") or conv ResNets on images ("conv", paper preset)."""
     tasks = [{"width": w, "depth": L, "seed": s} for w in cfg.grid_widths
              for L in cfg.grid_depths for s in range(cfg.seed, cfg.seed + cfg.grid_seeds)]
-    return _sweep(grid_task, tasks, cfg, "grid")
+    fn = conv_grid_task if cfg.grid_arch == "conv" else grid_task
+    return _sweep(fn, tasks, cfg, f"grid_{cfg.grid_arch}")
 
 
 def observability_task(cfg, task: dict) -> dict:

@@ -70,21 +70,23 @@ def _bars(ax, labels, values, roles, total, title):
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set_xticks(range(len(values) + 1), [*labels, r"measured $\Delta L_{test}$"], fontsize=7)
     ax.set_title(title)
-    return min(0.0, *np.cumsum(values), total)
+    cum = np.cumsum(values)
+    return min(0.0, *cum, total), max(0.0, *cum, total)
 
 
 def waterfall(ex: pd.DataFrame, cfg):
     e = _first(ex, cfg)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
-    low = _bars(axes[0], [r"$-\Delta_R$", r"$-\Delta^{pop}_{ERM}$", "G bracket", "T bracket"],
-                [-e.delta_R, -e.delta_erm_pop, e.gap_bracket, e.test_bracket],
-                ["gain", "gain", "gen", "gen"], e.lhs, "Route A")
-    low = min(low, _bars(axes[1], [r"$-\Delta^R_{test}$", r"$-\Delta^{S}_{ERM}$",
-                                   "(T+G) bracket"],
-                         [-e.delta_test, -e.delta_erm_S, e.tg_bracket], ["gain", "gain", "gen"],
-                         e.lhs, "Route B"))
-    top = max(0.0, e.gap_bracket, e.tg_bracket)
-    axes[0].set_ylim(1.15 * low, 0.1 * abs(low) + 1.15 * top)
+    lo1, hi1 = _bars(axes[0], [r"$-\Delta_R$", r"$-\Delta^{pop}_{ERM}$", "G bracket",
+                               "T bracket"],
+                     [-e.delta_R, -e.delta_erm_pop, e.gap_bracket, e.test_bracket],
+                     ["gain", "gain", "gen", "gen"], e.lhs, "Route A")
+    lo2, hi2 = _bars(axes[1], [r"$-\Delta^R_{test}$", r"$-\Delta^{S}_{ERM}$", "(T+G) bracket"],
+                     [-e.delta_test, -e.delta_erm_S, e.tg_bracket], ["gain", "gain", "gen"],
+                     e.lhs, "Route B")
+    low, high = min(lo1, lo2), max(hi1, hi2)
+    pad = 0.1 * (high - low)
+    axes[0].set_ylim(low - pad, high + pad)
     axes[0].set_ylabel("change in test risk")
     fig.suptitle(f"Test-risk decomposition, seed {cfg.seed} ({_tag(cfg)})")
     return fig
@@ -155,8 +157,12 @@ def grid(gdf: pd.DataFrame, cfg):
     axes[1].set_ylabel(r"$\gamma_{pop}$ at the middle layer")
     axes[1].set_title("First-order signal vs depth")
     axes[1].legend()
-    fig.suptitle(_tag(cfg))
+    fig.suptitle(f"{cfg.grid_arch.upper()} grid, " + _tag(cfg, _grid_data(cfg)))
     return fig
+
+
+def _grid_data(cfg) -> str:
+    return DATA if cfg.grid_arch == "mlp" else (cfg.conv_data or "digits") + " images"
 
 
 def observability(odf: pd.DataFrame, cfg):
@@ -189,7 +195,8 @@ def covariance(gdf: pd.DataFrame, cfg):
         ax.grid(False)
     if im is not None:
         fig.colorbar(im, ax=np.atleast_1d(axes).tolist(), shrink=0.8)
-    fig.suptitle(f"corr(g) at the middle layer, depth {max(cfg.grid_depths)} ({_tag(cfg)})")
+    fig.suptitle(f"corr(g) at the middle layer, depth {max(cfg.grid_depths)} "
+                 f"({_tag(cfg, _grid_data(cfg))})")
     return fig
 
 
@@ -240,11 +247,16 @@ def explore(width: int = 64, a: float = 1.0, b: float = 0.5, delta_R: float = 0.
     axes[1].legend(fontsize=7)
     k = np.arange(1, 201)
     for i, n in enumerate((1e4, 1e5, 1e6)):
-        kmax = (np.sqrt(n) / 40.0) ** (1 / (2 * a + b))
+        # gains c k^-2a stop where they fall below the per-block cost ~ k^b / sqrt(n):
+        # k_max ~ (c' sqrt(n))^(1 / (2a + b)); c' is set so that k_max = 50 at n = 1e6
+        # for a = 1, b = 1/2 (only the shape is the theory's)
+        kmax = (17.7 * np.sqrt(n)) ** (1 / (2 * a + b))
         gains = np.where(k <= kmax, k ** (-2.0 * a), 0.0)
         loss = 1.0 - np.cumsum(gains) / np.sum(np.arange(1, 10_001) ** (-2.0 * a))
         plotting.theory(axes[2], k, np.maximum(loss, 1e-4), color=plotting.color(i),
                         label=f"n = {n:.0e}")
+    plotting.slope_line(axes[2], -(2 * a - 1), x=[1.0, 200.0], anchor=(1.0, 1.0), offset=0.6,
+                        label=rf"slope $-(2a-1)$ = {-(2 * a - 1):.2g}")
     plotting.loglog(axes[2], xlabel="blocks inserted k", ylabel=r"$L(k) - L_\infty$ (rel.)",
                     title=f"Appendix M law, a = {a:g}, b = {b:g}")
     axes[2].legend(fontsize=7)

@@ -19,7 +19,8 @@ def test_bayes_readout_loss_against_explicit_matrix():
     obs = ss.observe(ss.sample_sparse(spec, 60, [1, 0]), spec)
     u = ss.gaussian_features(12, 40, 2)
     S, _ = ss.feature_moments(u, spec.lam)
-    got = ss.loss_bayes_readout(obs, u, S)
+    comp = ss.complement_leverage((u * torch.as_tensor(spec.lam).sqrt()).T, [12])[0]
+    got = ss.loss_bayes_readout(obs, comp)
     Un, lam = u.numpy(), spec.lam
     A = np.linalg.solve(Un @ np.diag(lam) @ Un.T, Un[:, obs.obs] * lam[obs.obs])   # theta = A w_obs
     B = np.zeros((40, 40))

@@ -26,6 +26,7 @@ from .gd import (
 from .linear import (
     Observed,
     brute_force_fit,
+    complement_leverage,
     dense_loss_infinite_width,
     dense_ridge_path,
     feature_moments,
@@ -52,6 +53,7 @@ from .theory import (
     envelope_frontier,
     expected_floor,
     expected_observed,
+    expected_observed_inf,
     floor_constant,
     frontier_exponents,
     heaps_constant,
@@ -63,9 +65,9 @@ from .theory import (
 )
 
 __all__ = [
-    "Entries", "Observed", "SparseSpectrum", "bayes_grid", "brute_force_fit", "compute_cost", "de_constant",
+    "Entries", "Observed", "SparseSpectrum", "bayes_grid", "brute_force_fit", "complement_leverage", "compute_cost", "de_constant",
     "dense_infinite_width", "dense_loss_infinite_width", "dense_n_sweep", "dense_ridge_path", "envelope_frontier", "expected_floor",
-    "expected_observed", "fail_probability", "feature_moments", "floor_constant",
+    "expected_observed", "expected_observed_inf", "fail_probability", "feature_moments", "floor_constant",
     "frontier_exponents", "gaussian_features", "gd_diverged", "heaps_constant",
     "hessian_top_eigs", "kappa", "loss_bayes_readout", "loss_de", "loss_infinite_data", "loss_infinite_width",
     "observe", "oracle_grid", "sparse_infinite_width", "sparse_n_sweep", "overparam_loss", "peak_location", "population_step", "reduced_fit",

@@ -16,13 +16,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .data import SparseSpectrum, rng_from, sample_entries, sample_sparse
+from .data import SparseSpectrum, check_number, rng_from, sample_entries, sample_sparse
 
 
 def population_step(u: torch.Tensor, lam, c: float = 1.8) -> float:
     """eta = c / lambda_max(u diag(lambda) u^T): stable on the population problem if c < 2."""
-    if not 0 < c < 2:
-        raise ValueError(f"c must be in (0, 2), got {c}")
+    c = check_number("c", c, 0.0, 2.0, lo_open=True, hi_open=True)
     lam = torch.as_tensor(lam, dtype=u.dtype, device=u.device)
     return float(c / torch.linalg.eigvalsh((u * lam) @ u.T).max())
 
@@ -77,6 +76,8 @@ def hessian_top_eigs(spec: SparseSpectrum, u: torch.Tensor, D: int, trials: int,
 def fail_probability(spec: SparseSpectrum, u: torch.Tensor, Ds, trials: int, eta: float,
                      seed: int) -> tuple[np.ndarray, np.ndarray]:
     """P_fail(D) = fraction of trials with eta lambda_max(H) > 2, and the failure counts."""
+    eta = check_number("eta", eta, 0.0, np.inf, lo_open=True)
+    check_number("trials", trials, 1, np.inf)
     counts = []
     for i, D in enumerate(Ds):
         lmax = hessian_top_eigs(spec, u, int(D), int(trials), [seed, i])
@@ -98,6 +99,8 @@ def sample_problem(spec: SparseSpectrum, u: torch.Tensor, D: int, seed: int):
 
 def run_gd(Phi: torch.Tensor, y: torch.Tensor, eta: float, steps: int) -> np.ndarray:
     """Full-batch GD from theta = 0; returns the training loss (1/2D)|Phi theta - y|^2 per step."""
+    eta = check_number("eta", eta, 0.0, np.inf, lo_open=True)
+    check_number("steps", steps, 1, np.inf)
     D, N = Phi.shape
     theta = torch.zeros(N, dtype=Phi.dtype, device=Phi.device)
     losses = []

@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from .data import SparseSpectrum
+from .data import SparseSpectrum, check_penalties
 
 
 @dataclass(frozen=True)
@@ -102,12 +102,58 @@ def feature_moments(u: torch.Tensor, lam, tau=None) -> tuple[torch.Tensor, torch
     return (u * lam) @ u.T, (u * (lam * lam * tau)) @ u.T
 
 
-def loss_infinite_data(S: torch.Tensor, S2: torch.Tensor, total: float, Ns) -> np.ndarray:
-    """E_w min_theta l(theta) = total - tr(S_N^-1 S2_N) for each N (leading blocks), (len(Ns),).
+def complement_leverage(Bt: torch.Tensor, Ns) -> list[torch.Tensor]:
+    """c_j = 1 - P_jj for the projector P on the span of the first n columns of Bt, nested n.
 
-    This is the D = infinity (model-limited) loss; it depends on Sigma only, so sparse and
-    dense data with the same spectrum share it.
+    Bt: (M, n_max) with rows graded by size (row j = sqrt(lambda_j) u_j: a scaled feature
+    matrix). Returns one (M,) tensor per n in Ns. The losses of this chapter are sums
+    ``sum_j lambda_j c_j``; forming them as ``tr Sigma - tr(S^-1 S_2)`` (normal equations)
+    cancels catastrophically once the spectrum is steep. Here one Householder QR of the
+    row-sorted Bt serves every nested n; rows with leverage <= 1/2 use ``1 - |Q_1 row|^2``
+    (no cancellation there), and rows with leverage > 1/2 get ``|Q_2^T e_j|^2`` directly from
+    the reflectors, so every c_j is computed with a small relative error.
     """
+    M, n_max = Bt.shape
+    Ns = [int(n) for n in Ns]
+    if any(n < 1 or n > n_max or n >= M for n in Ns):
+        raise ValueError(f"every N must be in [1, min(n_max={n_max}, M-1={M - 1})], got {Ns}")
+    order = torch.argsort(torch.linalg.norm(Bt, dim=1), descending=True)
+    a, tau = torch.geqrf(Bt[order])
+    out = []
+    for n in Ns:
+        Q1 = torch.linalg.householder_product(a[:, :n], tau[:n])
+        lev = (Q1 * Q1).sum(1)
+        c = 1.0 - lev
+        head = torch.nonzero(lev > 0.5).flatten()
+        if head.numel():
+            E = torch.zeros(M, head.numel(), dtype=Bt.dtype, device=Bt.device)
+            E[head, torch.arange(head.numel(), device=Bt.device)] = 1.0
+            R = torch.ormqr(a[:, :n], tau[:n], E, left=True, transpose=True)
+            c[head] = (R[n:] ** 2).sum(0)
+        back = torch.empty_like(c)
+        back[order] = c
+        out.append(back)
+    return out
+
+
+def loss_infinite_data(u: torch.Tensor, lam, Ns, tau=None) -> np.ndarray:
+    """E_w min_theta l(theta) at D = infinity for each N (leading rows of u), (len(Ns),).
+
+    Equals ``sum_j lambda_j tau_j (1 - P_jj)`` with P the projector on the row space of
+    ``u Lambda^(1/2)``, computed stably by :func:`complement_leverage` (the normal-equation
+    form ``tr Sigma - tr(S^-1 S_2)`` loses all precision for steep spectra). This is the
+    model-limited loss; it depends on Sigma only, so sparse and dense data share it.
+    """
+    lam_t = torch.as_tensor(np.asarray(lam, dtype=float), dtype=u.dtype, device=u.device)
+    lt = lam_t if tau is None else lam_t * torch.as_tensor(np.asarray(tau, dtype=float),
+                                                           dtype=u.dtype, device=u.device)
+    n_max = max(int(n) for n in Ns)
+    cs = complement_leverage((u[:n_max] * lam_t.sqrt()).T, Ns)
+    return np.array([float((lt * c).sum()) for c in cs])
+
+
+def loss_infinite_data_normal_eq(S: torch.Tensor, S2: torch.Tensor, total: float, Ns) -> np.ndarray:
+    """The unstable normal-equation form ``total - tr(S_N^-1 S2_N)`` (kept for comparison only)."""
     out = []
     for N in Ns:
         N = int(N)
@@ -137,6 +183,7 @@ def reduced_fit(obs: Observed, V: torch.Tensor, mu_rel: float = 0.0,
 
     V = u[:N, obs.obs] (N, K). Equivalent to least squares on Phi = X u^T (D, N), y = X w.
     """
+    check_penalties("mu_rel", mu_rel)
     Lt = obs.L.T
     P, s, Q = _svd_factor(Lt, V)
     f = _filter(s, [mu_rel], rtol)[0]
@@ -167,6 +214,7 @@ def ridge_path(obs: Observed, u: torch.Tensor, S: torch.Tensor, mus_rel, *,
     the min-norm fit). Returns a numpy array (n_mu,) of E_w l, or with ``decompose`` an
     array (n_mu, 3) of [observed error, leakage, never-seen floor].
     """
+    check_penalties("mus_rel", mus_rel)
     V = u[:, torch.as_tensor(obs.obs, device=u.device)]
     lt_o = obs.lam_obs * obs.tau_obs
     S_o = (V * obs.lam_obs) @ V.T if decompose else None
@@ -180,18 +228,18 @@ def ridge_path(obs: Observed, u: torch.Tensor, S: torch.Tensor, mus_rel, *,
     return torch.stack([observed, leak, floor], 1).cpu().numpy()
 
 
-def loss_bayes_readout(obs: Observed, u: torch.Tensor, S: torch.Tensor) -> float:
+def loss_bayes_readout(obs: Observed, comp: torch.Tensor) -> float:
     """E_w l of the Bayes-optimal readout given the data: theta = S^-1 V Lam_o w_obs.
 
     With noise-free data, w_obs is identified (when X_obs has full column rank) and the
     unobserved w_j keep their prior mean 0, so the posterior-mean readout minimises
-    E[l | data]. Its loss is  sum_j lambda_j tau_j - tr(S^-1 V Lam_o^2 T_o V^T):
-    the never-seen floor T_obs plus the model-limited error on the observed coordinates.
+    E[l | data]. Its loss is ``T_obs + sum_obs lambda_k tau_k c_k`` with ``c_k = 1 - P_kk``
+    the complement leverages of the N features (:func:`complement_leverage`, one per u and
+    N): the never-seen floor plus the model-limited error on the observed coordinates.
+    comp: (M,) complement leverages for this N.
     """
-    V = u[:, torch.as_tensor(obs.obs, device=u.device)]
-    S2o = (V * (obs.lam_obs**2 * obs.tau_obs)) @ V.T
-    C = torch.linalg.cholesky(S)
-    return obs.total - float(torch.cholesky_solve(S2o, C).diagonal().sum())
+    idx = torch.as_tensor(obs.obs, device=comp.device)
+    return obs.T_obs + float((obs.lam_obs * obs.tau_obs * comp[idx]).sum())
 
 
 def loss_infinite_width(obs: Observed) -> float:
@@ -208,6 +256,7 @@ def loss_infinite_width(obs: Observed) -> float:
 def dense_ridge_path(X, u: torch.Tensor, S: torch.Tensor, lam, mus_rel,
                      rtol: float = 1e-10) -> np.ndarray:
     """E_w l (tau = 1) along a ridge path for dense data X (D, M) and features u (N, M)."""
+    check_penalties("mus_rel", mus_rel)
     X = torch.as_tensor(X, dtype=u.dtype, device=u.device)
     lam_t = torch.as_tensor(lam, dtype=u.dtype, device=u.device)
     lin, quad, _ = _path(X, u, lam_t, torch.ones_like(lam_t), S, mus_rel, rtol)
@@ -215,15 +264,17 @@ def dense_ridge_path(X, u: torch.Tensor, S: torch.Tensor, lam, mus_rel,
 
 
 def dense_loss_infinite_width(X, lam, device=None) -> float:
-    """E_w l at N = infinity for dense X (D, M), D <= M: tr Sigma - tr((X X^T)^-1 X Sigma X^T)."""
+    """E_w l at N = infinity for dense X (D, M), D < M: sum_j lambda_j (1 - P_jj), P the
+    projector on the row space of X (stable QR form of tr Sigma - tr((XX^T)^-1 X Sigma X^T))."""
     X = torch.as_tensor(X, dtype=torch.float64, device=device)
     lam = torch.as_tensor(lam, dtype=torch.float64, device=device)
-    C = torch.linalg.cholesky(X @ X.T)
-    return float(lam.sum() - torch.cholesky_solve((X * lam) @ X.T, C).diagonal().sum())
+    c = complement_leverage(X.T, [X.shape[0]])[0]
+    return float((lam * c).sum())
 
 
 def brute_force_fit(Phi: np.ndarray, y: np.ndarray, mu: float = 0.0) -> np.ndarray:
     """Reference solver: min-norm least squares (mu = 0) or ridge on the explicit D x N Phi."""
+    mu = check_penalties("mu", mu)[0]
     if mu == 0:
         return np.linalg.lstsq(Phi, y, rcond=None)[0]
     N = Phi.shape[1]

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from .data import SparseSpectrum, rng_from, sample_sparse
+from .data import SparseSpectrum, check_penalties, rng_from, sample_sparse
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,7 @@ def ridge_path(X: sp.spmatrix, u: torch.Tensor, W: np.ndarray, mus_rel, Ns,
     Returns, for each N in Ns, a tensor (n_mu, N, n_w) of theta for mu = mu_rel * mean eig.
     The Gram Phi^T Phi and Phi^T Y are accumulated in row chunks of the (D, N_max) features.
     """
+    check_penalties("mus_rel", mus_rel)
     N_max = max(int(n) for n in Ns)
     uN = u[:N_max]
     G = torch.zeros(N_max, N_max, dtype=u.dtype, device=u.device)

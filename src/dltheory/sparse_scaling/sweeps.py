@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .data import SparseSpectrum, sample_dense, sample_sparse
+from .data import SparseSpectrum, sample_dense, sample_entries, sample_sparse
 from .linear import (
+    complement_leverage,
     dense_loss_infinite_width,
     dense_ridge_path,
-    loss_bayes_readout,
     loss_infinite_width,
     observe,
     ridge_path,
@@ -86,13 +86,21 @@ def oracle_grid(spec: SparseSpectrum, u: torch.Tensor, S: torch.Tensor, Ns, Ds, 
     return out, ranks
 
 
-def bayes_grid(spec: SparseSpectrum, u: torch.Tensor, S: torch.Tensor, Ns, Ds, seed,
-               device=None) -> np.ndarray:
-    """E_w l of the Bayes-optimal readout on the (N, D) grid, (len(Ns), len(Ds)); nested data."""
+def bayes_grid(spec: SparseSpectrum, u: torch.Tensor, Ns, Ds, seed) -> np.ndarray:
+    """E_w l of the Bayes-optimal readout on the (N, D) grid, (len(Ns), len(Ds)); nested data.
+
+    Needs only which coordinates each data prefix observed, and the complement leverages
+    of the features (one QR per u for all N).
+    """
+    lam = torch.as_tensor(spec.lam, dtype=u.dtype, device=u.device)
+    comps = complement_leverage((u[: max(map(int, Ns))] * lam.sqrt()).T, Ns)
+    e = sample_entries(spec, int(max(Ds)), seed)
+    first = np.full(spec.M, np.iinfo(np.int64).max)
+    np.minimum.at(first, e.col, e.row)                      # first row that activates j
     out = np.empty((len(Ns), len(Ds)))
-    X_all = sample_sparse(spec, int(max(Ds)), seed)
     for i, D in enumerate(Ds):
-        obs = observe(X_all[: int(D)], spec, device=device)
-        for k, N in enumerate(map(int, Ns)):
-            out[k, i] = loss_bayes_readout(obs, u[:N], S[:N, :N])
+        seen = torch.as_tensor(first < int(D), device=u.device)
+        T_obs = float(lam[~seen].sum())
+        for k, c in enumerate(comps):
+            out[k, i] = T_obs + float((lam * c)[seen].sum())
     return out

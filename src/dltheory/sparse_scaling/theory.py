@@ -21,13 +21,13 @@ import math
 import numpy as np
 from scipy import optimize, special
 
-from .data import SparseSpectrum
+from .data import SparseSpectrum, check_number
 
 
 def kappa(lam, N: float) -> float:
     """Root of sum_j lambda_j/(lambda_j + kappa) = N (needs 0 < N < M)."""
     lam = np.asarray(lam, dtype=float)
-    if not 0 < N < lam.size:
+    if not np.isfinite(N) or not 0 < N < lam.size:
         raise ValueError(f"N must be in (0, M={lam.size}), got {N}")
     g = lambda lk: np.sum(lam / (lam + np.exp(lk))) - N
     return float(np.exp(optimize.brentq(g, -200.0, 50.0, xtol=1e-14)))
@@ -40,6 +40,7 @@ def loss_de(lam, Ns) -> np.ndarray:
 
 def de_constant(a: float) -> float:
     """Asymptotic prefactor c_a^(a+1) of l_DE(N) ~ c N^-a for lambda_j = j^-(a+1)."""
+    a = check_number("a", a, 0.0, np.inf, lo_open=True)
     t = math.pi / (a + 1)
     return (t / math.sin(t)) ** (a + 1)
 
@@ -56,6 +57,20 @@ def expected_observed(spec: SparseSpectrum, Ds) -> np.ndarray:
     return np.array([float(np.sum(-np.expm1(float(D) * lq))) for D in np.atleast_1d(Ds)])
 
 
+def expected_observed_inf(alpha1: float, Ds, J: int = 4096) -> np.ndarray:
+    """E K(D) for p_j = j^-(a1+1) and M = infinity: the exact sum over j <= J plus the tail
+    as an integral, int_(J+1/2)^inf [1 - exp(-D x^-(a1+1))] dx (incomplete-gamma form)."""
+    j = np.arange(1, J + 1, dtype=float)
+    lq = np.full(J, -np.inf)
+    lq[1:] = np.log1p(-(j[1:] ** -(alpha1 + 1)))
+    D = np.atleast_1d(np.asarray(Ds, dtype=float))
+    head = -np.expm1(D[:, None] * lq[None, :]).sum(1)
+    s = 1 / (alpha1 + 1)
+    T = D * (J + 0.5) ** -(alpha1 + 1)
+    tail = (np.expm1(-T) * T ** -s / s + special.gamma(1 - s) * special.gammainc(1 - s, T) / s)
+    return head + D ** s * s * tail
+
+
 def _log1m(p: np.ndarray) -> np.ndarray:
     """log(1 - p) with log(0) = -inf for p = 1 (no warning)."""
     out = np.full(p.shape, -np.inf)
@@ -66,11 +81,14 @@ def _log1m(p: np.ndarray) -> np.ndarray:
 
 def floor_constant(alpha1: float, alpha2: float) -> float:
     """Gamma(alpha_D)/(alpha1 + 1): E T(D) D^alpha_D -> this as D -> infinity."""
+    alpha1 = check_number("alpha1", alpha1, 0.0, np.inf, lo_open=True)
+    alpha2 = check_number("alpha2", alpha2, -alpha1 - 1, np.inf, lo_open=True)
     return float(special.gamma((alpha1 + alpha2 + 1) / (alpha1 + 1)) / (alpha1 + 1))
 
 
 def heaps_constant(alpha1: float) -> float:
     """Gamma(alpha1/(alpha1 + 1)): E K(D) / D^(1/(alpha1+1)) -> this."""
+    alpha1 = check_number("alpha1", alpha1, 0.0, np.inf, lo_open=True)
     return float(special.gamma(alpha1 / (alpha1 + 1)))
 
 
@@ -110,6 +128,8 @@ def envelope_frontier(loss_N, loss_D, Cs, Ngrid):
 
 def frontier_exponents(alpha1: float, alpha2: float) -> dict[str, float]:
     """Closed-form exponents of N*(C), D*(C), l*(C) for C = N^2 D (N* << D*)."""
+    alpha1 = check_number("alpha1", alpha1, 0.0, np.inf)
+    alpha2 = check_number("alpha2", alpha2, -alpha1 - 1, np.inf, lo_open=True)
     aN = alpha1 + alpha2 + 1
     return {"N": 1 / (alpha1 + 3), "D": (alpha1 + 1) / (alpha1 + 3), "loss": -aN / (alpha1 + 3)}
 
@@ -127,6 +147,7 @@ def spike_fail_probability(spec: SparseSpectrum, Ds, eta: float, unorm2) -> np.n
     s_j^2 |u_j|^2 / D; fixed-step GD diverges when eta times the top eigenvalue exceeds 2.
     unorm2: (M,) squared column norms of u. Gets the D^-nu slope, not the prefactor.
     """
+    eta = check_number("eta", eta, 0.0, np.inf, lo_open=True)
     unorm2 = np.asarray(unorm2, dtype=float)
     out = []
     for D in np.atleast_1d(Ds):

@@ -1,0 +1,244 @@
+"""One function per figure of the sparse-scaling chapter: results -> matplotlib Figure.
+
+Theory is dashed, simulation is markers; log-log axes carry the predicted slope; titles name
+the data and the scale.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
+import numpy as np
+
+from .. import plotting
+from .config import Config
+from .data import spectrum
+from .theory import expected_floor, expected_observed, heaps_constant, loss_de
+
+
+def _ticks(ax):
+    ax.xaxis.set_major_locator(mticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(mticker.ScalarFormatter())
+    ax.xaxis.set_minor_formatter(mticker.NullFormatter())
+
+
+def data_model(cfg: Config, res: dict):
+    fig, axs = plt.subplots(1, 3, figsize=(12, 3.4))
+    axs[0].imshow(res["pattern"], aspect="auto", cmap="Greys", interpolation="nearest")
+    axs[0].set(xlabel="coordinate j", ylabel="sample", title="sparsity pattern (60 samples)")
+    axs[0].grid(False)
+    j = np.arange(1, res["m2"].size + 1)
+    seen = res["m2"] > 0
+    plotting.sim(axs[1], j[seen], res["m2"][seen], label=f"empirical, D = {cfg.d_moments:.0e}", ms=3)
+    plotting.theory(axs[1], j, res["spec"].lam[: j.size], label=r"$j^{-(\alpha_1+\alpha_2+2)}$")
+    plotting.loglog(axs[1], xlabel="j", ylabel=r"$\mathbb{E}\,x_j^2$", title="second moments")
+    axs[1].legend()
+    Dc = np.geomspace(res["D_curve"][0], res["D_curve"][-1], 50)
+    plotting.sim(axs[2], res["D_curve"], res["K_curve"], label="K(D), one draw")
+    plotting.theory(axs[2], Dc, expected_observed(res["spec"], Dc), label=r"$\mathbb{E}K(D)$ (exact sum)")
+    plotting.slope_line(axs[2], 1 / (cfg.alpha1 + 1), x=Dc,
+                        anchor=(Dc[0], heaps_constant(cfg.alpha1) * Dc[0] ** (1 / (cfg.alpha1 + 1))),
+                        label=r"$\Gamma(\frac{\alpha_1}{\alpha_1+1}) D^{1/(\alpha_1+1)}$")
+    plotting.loglog(axs[2], xlabel="D", ylabel="observed coordinates",
+                    title="Heaps curve, " + plotting.scale_tag(cfg.scale, "synthetic"))
+    axs[2].legend()
+    return fig
+
+
+def decomposition(cfg: Config, df):
+    fig, axs = plt.subplots(1, 2, figsize=(10, 3.3))
+    parts = ["observed", "leakage", "never seen"]
+    share = df[parts].values / df[parts].values.sum(1, keepdims=True)
+    bottom = np.zeros(len(df))
+    for k, name in enumerate(parts):
+        axs[0].bar([str(d) for d in df.D], share[:, k], bottom=bottom, color=plotting.color(k), label=name)
+        bottom += share[:, k]
+        plotting.sim(axs[1], df.D, df[name], color=plotting.color(k), label=name)
+    axs[0].set(xlabel="D", ylabel="share of the loss", title="loss decomposition, N = 64, oracle ridge")
+    axs[0].legend(fontsize=7)
+    plotting.sim(axs[1], df.D, df[parts].sum(1), color="k", marker="x", label="total")
+    plotting.loglog(axs[1], xlabel="D", ylabel=r"$\mathbb{E}_w\ell$", title=plotting.scale_tag(cfg.scale, "synthetic"))
+    axs[1].legend(fontsize=7)
+    return fig
+
+
+def alpha_n(cfg: Config, df, out: dict):
+    sim = df[df.seed >= 0].groupby("N").loss.mean()
+    Ns = sim.index.values
+    fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
+    plotting.sim(axs[0], Ns, sim.values, label=r"$\ell_\infty(N)$, sampled u")
+    plotting.theory(axs[0], Ns, out["de"], label=r"$\ell_{DE}(N)$")
+    plotting.slope_line(axs[0], -cfg.alpha_N, x=Ns, anchor=(Ns[0], out["de"][0]), offset=1.5,
+                        label=rf"slope $-\alpha_N = -{cfg.alpha_N:.3g}$")
+    plotting.loglog(axs[0], xlabel="N", ylabel="loss", title="model-limited loss, " + plotting.scale_tag(cfg.scale, "synthetic"))
+    axs[0].legend()
+    plotting.local_slope_panel(axs[1], Ns, sim.values, Ns, out["de"], cfg.alpha_N, var="N",
+                               theory_label=r"$\ell_{DE}$", predicted_label=r"$\alpha_N$")
+    for ax in axs:
+        _ticks(ax)
+    return fig
+
+
+def alpha_d(cfg: Config, res: dict, out: dict):
+    sim = res["sampled"].groupby("D").loss.mean()
+    fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
+    plotting.sim(axs[0], sim.index, sim.values, label=r"$\mathbb{E}_w\ell$ at $N=\infty$, sampled X")
+    plotting.theory(axs[0], sim.index, res["ET_window"], label=r"$\mathbb{E}T(D)$, same M", color=plotting.color(1))
+    plotting.theory(axs[0], res["D_exact"], res["ET"], label=r"$\mathbb{E}T(D)$, large M")
+    plotting.slope_line(axs[0], -cfg.alpha_D, x=res["D_exact"], anchor=(res["D_exact"][0], res["ET"][0]),
+                        offset=0.5, label=rf"slope $-\alpha_D=-{cfg.alpha_D:.3g}$ (shifted down)")
+    plotting.loglog(axs[0], xlabel="D", ylabel="loss", title="data-limited loss, " + plotting.scale_tag(cfg.scale, "synthetic"))
+    axs[0].legend(fontsize=7)
+    plotting.local_slope_panel(axs[1], sim.index.values, sim.values, res["D_exact"], res["ET"], cfg.alpha_D,
+                               var="D", theory_label=r"$\mathbb{E}T$", predicted_label=r"$\alpha_D$")
+    return fig
+
+
+def asymmetry(cfg: Config, an_df, ad_res: dict, dense_df):
+    fig, ax = plt.subplots(figsize=(5.5, 3.5))
+    for i, (df, lab, mk) in enumerate(((an_df[an_df.seed >= 0], r"vs N: $\ell_\infty(N)$ (sparse = dense)", "o"),
+                                       (ad_res["sampled"], "vs D: sparse, N = inf", "s"),
+                                       (dense_df, "vs D: dense, N = inf", "^"))):
+        col = "N" if i == 0 else "D"
+        m = df.groupby(col).loss.mean()
+        plotting.sim(ax, m.index, m.values, label=lab, color=plotting.color(i), marker=mk)
+    plotting.loglog(ax, xlabel="N or D", ylabel="loss", title="sparse vs dense, " + plotting.scale_tag(cfg.scale, "synthetic"))
+    ax.legend(fontsize=7)
+    return fig
+
+
+def double_descent(cfg: Config, res: dict):
+    fig, axs = plt.subplots(1, 2, figsize=(11, 3.6))
+    c = res["curves"]
+    first = c[c.seed == c.seed.min()]
+    for i, (D, g) in enumerate(first.groupby("D")):
+        col = plotting.color(i)
+        axs[0].plot(g.N, g.ridgeless, "o-", ms=2, color=col, label=f"D = {D}, ridgeless")
+        axs[0].plot(g.N, g.ridge, "--", color=col, lw=1)
+        axs[0].axvline(g["rank"].iloc[0], color=col, ls=":", lw=1)
+        axs[0].axvline(res["EK"][i], color=col, ls="-", lw=0.6, alpha=0.5)
+    plotting.loglog(axs[0], xlabel="N", ylabel=r"$\mathbb{E}_w\ell$", title="sparse: peak at rank X (dotted) ~ E K(D) (thin)")
+    axs[0].legend(fontsize=7)
+    for i, (D, r) in enumerate(res["dense_curves"].items()):
+        col = plotting.color(i)
+        axs[1].plot(res["n_dense"], r["ridgeless"], "o-", ms=2, color=col, label=f"D = {D}")
+        axs[1].plot(res["n_dense"], r["ridge"], "--", color=col, lw=1)
+        axs[1].axvline(D, color=col, ls=":", lw=1)
+    plotting.loglog(axs[1], xlabel="N", ylabel=r"$\mathbb{E}_w\ell$",
+                    title="dense: peak at N = D, " + plotting.scale_tag(cfg.scale, "synthetic"))
+    axs[1].legend(fontsize=7)
+    return fig
+
+
+def combined_law(cfg: Config, out: dict):
+    g, law = out["g"], out["law"]
+    Ng, Dg = np.unique(g.N), np.unique(g.D)
+    R = g.pivot(index="N", columns="D", values="ridge").values
+    B = g.pivot(index="N", columns="D", values="bayes").values
+    fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
+    for k in range(0, len(Dg), max(1, len(Dg) // 5)):
+        col = plotting.color(k)
+        plotting.sim(axs[0], Ng, R[:, k], color=col, label=f"D = {Dg[k]}", ms=4)
+        plotting.theory(axs[0], Ng, law(Ng, Dg[k]), color=col, label=None)
+    plotting.loglog(axs[0], xlabel="N", ylabel="oracle-ridge loss", title="grid (markers) and fitted law (dashed)")
+    axs[0].legend(fontsize=7)
+    for k in range(0, len(Ng), max(1, len(Ng) // 5)):
+        col = plotting.color(k)
+        plotting.sim(axs[1], Dg, R[k], color=col, label=f"N = {Ng[k]}", ms=4)
+        plotting.theory(axs[1], Dg, law(Ng[k], Dg), color=col, label=None)
+        axs[1].plot(Dg, B[k], color=col, lw=0.8, alpha=0.6)
+    plotting.loglog(axs[1], xlabel="D", ylabel="loss (thin: Bayes readout)",
+                    title="combined law, " + plotting.scale_tag(cfg.scale, "synthetic"))
+    axs[1].legend(fontsize=7)
+    return fig
+
+
+def frontier(cfg: Config, env: dict, out: dict):
+    fig, axs = plt.subplots(1, 2, figsize=(10, 3.6))
+    Nh, Dh = np.geomspace(2, 2048, 120), np.geomspace(10, 1e7, 120)
+    NH, DH = np.meshgrid(Nh, Dh, indexing="ij")
+    im = axs[0].pcolormesh(DH, NH, np.log10(env["loss_N"](NH) + env["loss_D"](DH)), shading="auto", cmap="viridis")
+    fig.colorbar(im, ax=axs[0], label="log10 loss")
+    for C in (1e6, 1e8, 1e10):
+        axs[0].plot(Dh, np.sqrt(C / Dh), color="w", lw=0.8, ls=":")
+    axs[0].plot(env["D"], env["N"], color="r", lw=2, label="frontier")
+    axs[0].plot(Dh, expected_observed(env["spec"], Dh), color="orange", ls="--", lw=1, label="E K(D)")
+    axs[0].set(xscale="log", yscale="log", xlabel="D", ylabel="N", xlim=(10, 1e7), ylim=(2, 2048),
+               title="envelope loss; dotted: iso-compute")
+    axs[0].legend(fontsize=7, loc="lower right")
+    axs[0].grid(False)
+    w = env["win"]
+    i0 = np.flatnonzero(w)[0]
+    for k, (key, lab, mk) in enumerate((("N", "N*", "o"), ("D", "D*", "s"), ("L", r"$\ell^*\times10^6$", "^"))):
+        v = env[key] * (1e6 if key == "L" else 1)
+        plotting.sim(axs[1], env["C"][w], v[w], label=lab, color=plotting.color(k), marker=mk)
+        sl = out["pred"][{"N": "N", "D": "D", "L": "loss"}[key]]
+        plotting.slope_line(axs[1], sl, x=out["cw"], anchor=(env["C"][i0], v[i0]), label=None)
+    plotting.loglog(axs[1], xlabel="C = N D min(N, D)", ylabel="value", title="frontier, " + plotting.scale_tag(cfg.scale, "exact sums"))
+    axs[1].legend(fontsize=7)
+    return fig
+
+
+def gd(cfg: Config, res: dict, out: dict):
+    fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
+    D, P = out["D"], out["P"]
+    err = np.sqrt(P * (1 - P) / out["n"])
+    plotting.sim(axs[0], D, P, yerr=err, label=r"$\eta\lambda_{max}>2$, sampled")
+    plotting.theory(axs[0], D, out["P_spike"], label="spike-only formula")
+    plotting.slope_line(axs[0], -out["nu"], x=D, anchor=(D[0], P[0]), offset=1.3, label=rf"$D^{{-\nu}}$, $\nu={out['nu']:g}$")
+    plotting.loglog(axs[0], xlabel="D", ylabel=r"$P_{fail}$",
+                    title=rf"GD failure, $\alpha_1={cfg.gd_alpha1:g}, \alpha_2={cfg.gd_alpha2:g}$, " + plotting.scale_tag(cfg.scale))
+    axs[0].legend(fontsize=7)
+    for pf, runs in res["shown"].items():
+        for el, tr in runs:
+            axs[1].plot(np.abs(tr), color=plotting.color(1 if pf else 0), lw=1,
+                        label=("diverging" if pf else "stable") + r", $\eta\lambda_{max}$=" + f"{el:.2f}")
+    axs[1].set(yscale="log", xlabel="GD step", ylabel="training loss", title="explicit GD runs, D = 300",
+               ylim=(1e-12, 1e12), xlim=(0, 300))
+    axs[1].legend(fontsize=6)
+    return fig
+
+
+def relu(cfg: Config, df, out: dict):
+    fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
+    n = df[df.sweep == "N"].groupby("N").loss.mean()
+    d = df[df.sweep == "D"].groupby("D")[["loss", "T_obs"]].mean()
+    if n.empty:
+        axs[0].text(0.5, 0.5, "N sweep not run: not model-limited\nat this alpha1 and scale",
+                    ha="center", va="center", transform=axs[0].transAxes)
+        axs[0].set_axis_off()
+        return _relu_d(cfg, axs, d, fig)
+    plotting.sim(axs[0], n.index, n.values, label=f"ReLU, D = {cfg.relu_d_fixed:.0e}")
+    plotting.slope_line(axs[0], -cfg.alpha_N, x=n.index, anchor=(n.index[0], n.values[0]), offset=0.7,
+                        ls="-.", label=rf"linear model: $-{cfg.alpha_N:.3g}$")
+    plotting.loglog(axs[0], xlabel="N", ylabel="oracle-ridge loss", title="ReLU features vs N")
+    axs[0].legend(fontsize=7)
+    _ticks(axs[0])
+    return _relu_d(cfg, axs, d, fig)
+
+
+def _relu_d(cfg, axs, d, fig):
+    plotting.sim(axs[1], d.index, d.loss, label=f"ReLU, N = {cfg.relu_n_fixed}")
+    plotting.theory(axs[1], d.index, d.T_obs, label=r"never-seen floor $T_{obs}(D)$")
+    plotting.loglog(axs[1], xlabel="D", ylabel="oracle-ridge loss",
+                    title="ReLU features vs D, " + plotting.scale_tag(cfg.scale, "synthetic"))
+    axs[1].legend(fontsize=7)
+    return fig
+
+
+def theory_curves(alpha1: float = 1.0, alpha2: float = 0.0):
+    """Explore: l_DE(N), E T(D) and E K(D) for any (alpha1, alpha2), exact sums only."""
+    alpha2 = max(alpha2, -alpha1 + 1e-3)
+    spec = spectrum(200_000, alpha1, alpha2)
+    aN, aD = alpha1 + alpha2 + 1, (alpha1 + alpha2 + 1) / (alpha1 + 1)
+    Ns, Ds = np.geomspace(4, 2048, 25), np.geomspace(10, 1e7, 40)
+    fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
+    plotting.theory(axs[0], Ns, loss_de(spec.lam, Ns), label=rf"$\ell_{{DE}}(N)$, slope $-{aN:.2f}$")
+    plotting.theory(axs[0], Ds, expected_floor(spec, Ds), color=plotting.color(1),
+                    label=rf"$\mathbb{{E}}T(D)$, slope $-{aD:.2f}$")
+    plotting.loglog(axs[0], xlabel="N or D", ylabel="loss", title=rf"$\alpha_1={alpha1:.2f}$, $\alpha_2={alpha2:.2f}$")
+    axs[0].legend(fontsize=7)
+    plotting.theory(axs[1], Ds, expected_observed(spec, Ds), label=r"$\mathbb{E}K(D)$: interpolation peak and frontier N*")
+    plotting.loglog(axs[1], xlabel="D", ylabel="observed coordinates", title="theory only (exact sums)")
+    axs[1].legend(fontsize=7)
+    return fig

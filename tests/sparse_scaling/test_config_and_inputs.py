@@ -1,0 +1,94 @@
+"""The declared domain, the presets, and bad inputs that must fail fast with a clear message."""
+
+import numpy as np
+import pytest
+import torch
+
+import dltheory.sparse_scaling as ss
+from dltheory.sparse_scaling import config as C
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"alpha1": 0.1}, r"ALPHA1 = 0.1 is outside its domain \[0.25, 4.0\]"),
+    ({"alpha1": 5.0}, r"ALPHA1 = 5.0 is outside its domain"),
+    ({"alpha1": NAN}, r"ALPHA1 = nan is outside its domain"),
+    ({"alpha2": 1.5}, r"ALPHA2 = 1.5 is outside its domain"),
+    ({"alpha1": 1.0, "alpha2": -1.5}, r"ALPHA2 = -1.5 is outside its domain \[-ALPHA1, 1\]"),
+    ({"seed": -1}, r"SEED"),
+])
+def test_out_of_domain_fails_fast(kw, match):
+    with pytest.raises(ValueError, match=match):
+        C.Config.for_scale("smoke", **kw)
+
+
+def test_parameter_cell_names_and_presets():
+    cfg = C.Config.for_scale("standard", ALPHA1=2.0, ALPHA2=-1.0, SEED=3)
+    assert (cfg.alpha1, cfg.alpha2, cfg.seed, cfg.scale) == (2.0, -1.0, 3, "standard")
+    assert C.Config.for_scale("paper").n_hi == 4096
+    with pytest.raises(ValueError, match="unknown Config fields"):
+        C.Config.for_scale("smoke", alpha3=1.0)
+
+
+def test_sampled_and_ci_settings_are_valid_and_off_default():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        s = C.sample_setting(rng)
+        C.check_domain(s["ALPHA1"], s["ALPHA2"])
+    assert len(C.CI_SETTINGS) >= 2
+    for s in C.CI_SETTINGS:
+        C.check_domain(s["ALPHA1"], s["ALPHA2"])
+        assert abs(s["ALPHA1"] - C.DEFAULTS["ALPHA1"]) >= 0.5
+    assert set(C.DOMAIN) == {"ALPHA1", "ALPHA2"}
+
+
+@pytest.mark.parametrize("a1", [0.25, 0.6, 1.0, 2.0, 4.0])
+def test_windows_follow_K(a1):
+    """Data windows are placed through K(D): the heaps inversion round-trips, and every
+    grid stays inside the budget caps."""
+    cfg = C.Config.for_scale("smoke", alpha1=a1, alpha2=0.0)
+    D = C.heaps_D(a1, [30.0, 300.0])
+    np.testing.assert_allclose(C.heaps_K(a1, D), [30.0, 300.0], rtol=0.02)
+    assert max(cfg.d_sampled) <= cfg.d_cap and max(cfg.d_dd) <= max(cfg.d_cap_dd, 30)
+    assert C.heaps_K(a1, max(cfg.d_sampled)) <= 1.05 * cfg.k_cap
+    assert max(cfg.n_dd) <= 4 * C.heaps_K(a1, max(cfg.d_dd)) + 64
+
+
+spec10 = ss.spectrum(10, 1.0, 0.0)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: ss.spectrum(10, NAN, 0.0), "alpha1"),
+    (lambda: ss.spectrum(10, 1.0, NAN), "alpha2"),
+    (lambda: ss.spectrum(10, float("inf"), 0.0), "alpha1"),
+    (lambda: ss.floor_constant(NAN, 0.0), "alpha1"),
+    (lambda: ss.heaps_constant(-1.0), "alpha1"),
+    (lambda: ss.frontier_exponents(1.0, NAN), "alpha2"),
+    (lambda: ss.de_constant(NAN), "a "),
+    (lambda: ss.kappa(np.ones(5), NAN), "N"),
+    (lambda: ss.population_step(torch.ones(2, 3), np.ones(3), NAN), r"c must be a finite number in \(0, 2\)"),
+    (lambda: ss.run_gd(torch.ones(3, 2), torch.ones(3), NAN, 5), r"eta must be a finite number in \(0, inf\)"),
+    (lambda: ss.run_gd(torch.ones(3, 2), torch.ones(3), -0.1, 5), "eta"),
+    (lambda: ss.fail_probability(spec10, torch.ones(2, 10), [5], 3, NAN, 0), "eta"),
+    (lambda: ss.spike_fail_probability(spec10, [5], 0.0, np.ones(10)), "eta"),
+    (lambda: ss.brute_force_fit(np.ones((3, 2)), np.ones(3), NAN), r"mu must be finite ridge penalties in \[0, inf\)"),
+    (lambda: ss.brute_force_fit(np.ones((3, 2)), np.ones(3), -1.0), "mu "),
+])
+def test_bad_inputs_name_the_argument(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_ridge_penalties_checked_before_work():
+    spec = ss.spectrum(64, 1.0, 0.0)
+    obs = ss.observe(ss.sample_sparse(spec, 50, 0), spec)
+    u = ss.gaussian_features(8, 64, 1)
+    S, _ = ss.feature_moments(u, spec.lam)
+    for bad in ([0.0, NAN], [-1e-3], [float("inf")]):
+        with pytest.raises(ValueError, match="mus_rel"):
+            ss.ridge_path(obs, u, S, bad)
+        with pytest.raises(ValueError, match="mus_rel"):
+            ss.relu.ridge_path(ss.sample_sparse(spec, 20, 1), u, np.ones((64, 2)), bad, [4])
+    with pytest.raises(ValueError, match="mu_rel"):
+        ss.reduced_fit(obs, u[:, torch.as_tensor(obs.obs)], NAN)

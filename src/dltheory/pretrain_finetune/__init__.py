@@ -15,12 +15,14 @@ from .bias import (
     solve_bias_slsqp,
     tilted_params,
 )
+from .config import CI_SETTINGS, DOMAIN, Config, sample_setting
 from .data import (
     FULL_OVERLAP,
     NEW_FEATURES,
     SUBSET,
     Task,
     gen_error,
+    make_tasks,
     rel_error,
     sample_design,
     sample_teachers,
@@ -46,15 +48,17 @@ from .replica import (
     ScalarChannel,
     ft_atoms,
     gauss_hermite,
+    panel_nodes,
     prox,
     prox_deriv,
     replica_error,
     replica_pt_error,
 )
 from .representations import ensd, participation_ratio
-from .vision import FTOutcome, MLPParams, binary_task, finetune_mlp, mean_ci, pretrain_mlp
+from .vision import FTOutcome, MLPParams, binary_task, finetune_mlp, mean_ci, pretrain_mlp, shift_task
 
 __all__ = [
+    "CI_SETTINGS", "DOMAIN", "Config", "sample_setting", "make_tasks", "panel_nodes", "shift_task",
     "BiasSolution", "ft_scales", "h", "min_l1", "min_l2", "potential", "solve_bias",
     "solve_bias_slsqp", "tilted_params",
     "FULL_OVERLAP", "NEW_FEATURES", "SUBSET", "Task", "gen_error", "rel_error", "sample_design",

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg, optimize
 
+from . import _validate as V
+
 
 def h(x):
     """Hyperbolic entropy ``h(x) = x asinh x − √(1+x²) + 1``, evaluated stably."""
@@ -45,11 +47,10 @@ def ft_scales(beta_pt, c_pt: float, lam_pt: float, gamma: float):
 
         c_d = (1+λ)(c + √(c² + β_PT,d²)) + γ²
     """
-    if np.any(np.asarray(c_pt) <= 0):
-        raise ValueError(f"c_pt must be > 0, got {c_pt}")
-    if np.any(np.abs(np.asarray(lam_pt)) > 1):
-        raise ValueError(f"lam_pt must lie in [-1, 1], got {lam_pt}")
-    b = np.asarray(beta_pt, dtype=float)
+    c_pt = V.array("c_pt", c_pt, 0.0, np.inf, lo_open=True)
+    lam_pt = V.array("lam_pt", lam_pt, -1.0, 1.0)
+    gamma = V.array("gamma", gamma, 0.0, np.inf)
+    b = V.array("beta_pt", beta_pt)
     return (1 + lam_pt) * (c_pt + np.hypot(c_pt, b)) + gamma**2
 
 
@@ -58,7 +59,8 @@ def tilted_params(wp, wm, gamma):
 
         c̄ = (w₊² + w₋²)/2 + γ²,  β0 = γ(w₊ − w₋),  r = √(c̄² − β0²),  φ = asinh(β0/r)
     """
-    wp, wm = np.asarray(wp, dtype=float), np.asarray(wm, dtype=float)
+    wp, wm = V.array("wp", wp), V.array("wm", wm)
+    gamma = V.scalar("gamma", gamma, 0.0, np.inf)
     cbar = 0.5 * (wp**2 + wm**2) + gamma**2
     beta0 = gamma * (wp - wm)
     r = np.sqrt((cbar - beta0) * (cbar + beta0))
@@ -88,15 +90,12 @@ def solve_bias(X, y, c, phi=0.0, *, tol: float = 1e-10, max_newton: int = 400) -
     to 1 (two levels per decade), warm-starting ν. Raises ``RuntimeError`` if the final
     constraint residual exceeds ``1e-6 (1 + ‖y‖)``.
     """
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
+    X, y = _check_xy(X, y)
     n, d = X.shape
-    c = np.broadcast_to(np.asarray(c, dtype=float), (d,))
-    phi = np.broadcast_to(np.asarray(phi, dtype=float), (d,))
-    if np.any(c <= 0):
-        raise ValueError("c must be > 0 everywhere")
-    if y.shape != (n,):
-        raise ValueError(f"y must have shape ({n},), got {y.shape}")
+    c = _bcast("c", V.array("c", c, 0.0, np.inf, lo_open=True), d)
+    phi = _bcast("phi", V.array("phi", phi), d)
+    V.scalar("tol", tol, 0.0, 1.0, lo_open=True)
+    V.integer("max_newton", max_newton, 1)
     ynorm = 1.0 + np.linalg.norm(y)
     t0 = max(1.0, 10 * np.abs(y).max() / np.sqrt(d) / c.min())
     ts = np.geomspace(t0, 1.0, int(np.ceil(2 * np.log10(t0))) + 2) if t0 > 1 else np.array([1.0])
@@ -131,10 +130,26 @@ def solve_bias(X, y, c, phi=0.0, *, tol: float = 1e-10, max_newton: int = 400) -
     return BiasSolution(beta, nu, steps, res)
 
 
+def _check_xy(X, y):
+    X, y = V.array("X", X), V.array("y", y)
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must be a non-empty 2-D array (N, D), got shape {X.shape}")
+    if y.shape != (X.shape[0],):
+        raise ValueError(f"y must have shape ({X.shape[0]},) to match X, got {y.shape}")
+    return X, y
+
+
+def _bcast(name, a, d):
+    try:
+        return np.broadcast_to(a, (d,))
+    except ValueError:
+        raise ValueError(f"{name} must be a scalar or have shape ({d},), got {a.shape}") from None
+
+
 # --------------------------------------------------------------------------- references
 def min_l1(X, y):
     """Minimum-ℓ1 interpolant (basis pursuit) by ``linprog`` (HiGHS): β = p − q, p, q ≥ 0."""
-    X = np.asarray(X, dtype=float)
+    X, y = _check_xy(X, y)
     n, d = X.shape
     res = optimize.linprog(np.ones(2 * d), A_eq=np.hstack([X, -X]), b_eq=y,
                            bounds=(0, None), method="highs")
@@ -145,15 +160,17 @@ def min_l1(X, y):
 
 def min_l2(X, y):
     """Minimum-ℓ2 interpolant ``X⁺y`` (lstsq)."""
-    return np.linalg.lstsq(np.asarray(X, dtype=float), y, rcond=None)[0]
+    X, y = _check_xy(X, y)
+    return np.linalg.lstsq(X, y, rcond=None)[0]
 
 
 def solve_bias_slsqp(X, y, c, phi=0.0, *, maxiter: int = 500):
     """Primal SLSQP on the same problem (slow, loose; D ≲ 100 only), starting from X⁺y."""
-    X = np.asarray(X, dtype=float)
+    X, y = _check_xy(X, y)
     d = X.shape[1]
-    c = np.broadcast_to(np.asarray(c, dtype=float), (d,))
-    phi = np.broadcast_to(np.asarray(phi, dtype=float), (d,))
+    c = _bcast("c", V.array("c", c, 0.0, np.inf, lo_open=True), d)
+    phi = _bcast("phi", V.array("phi", phi), d)
+    V.integer("maxiter", maxiter, 1)
     fun = lambda b: potential(b, c, phi)
     jac = lambda b: np.arcsinh(b / c) - phi
     cons = {"type": "eq", "fun": lambda b: X @ b - y, "jac": lambda b: X}

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..runtime import as_generator
+from . import _validate as V
 
 
 @dataclass(frozen=True)
@@ -30,12 +31,12 @@ class Task:
     rho_new: float
 
     def __post_init__(self):
-        for name in ("rho_pt", "rho_sh", "rho_new"):
-            v = getattr(self, name)
-            if not 0 <= v <= 1:
-                raise ValueError(f"{name} must lie in [0, 1], got {v}")
-        if self.rho_pt == 0 or self.rho_ft == 0:
-            raise ValueError("rho_pt and the FT density rho_ft must be > 0")
+        V.scalar("rho_pt", self.rho_pt, 0.0, 1.0, lo_open=True)
+        V.scalar("rho_sh", self.rho_sh, 0.0, 1.0)
+        V.scalar("rho_new", self.rho_new, 0.0, 1.0)
+        if self.rho_ft <= 0:
+            raise ValueError("the FT density rho_ft = rho_pt*rho_sh + (1-rho_pt)*rho_new must be > 0; "
+                             f"got rho_sh={self.rho_sh}, rho_new={self.rho_new}")
 
     @property
     def rho_ft(self) -> float:
@@ -51,16 +52,24 @@ class Task:
         return p, b_pt, b_ft
 
 
-FULL_OVERLAP = Task(0.2, 1.0, 0.0)
-SUBSET = Task(0.2, 0.5, 0.0)
-NEW_FEATURES = Task(0.2, 0.0, 0.05)
+def make_tasks(rho_pt: float = 0.2, rho_sh: float = 0.5, rho_new: float = 0.05) -> dict[str, Task]:
+    """The chapter's three FT tasks at PT density ``rho_pt``: full overlap ``(1, 0)``, a
+    subset of the PT features ``(rho_sh, 0)`` and new features ``(0, rho_new)``."""
+    return {"full overlap": Task(rho_pt, 1.0, 0.0), "subset": Task(rho_pt, rho_sh, 0.0),
+            "new features": Task(rho_pt, 0.0, rho_new)}
+
+
+#: The tasks at the default PT density 0.2 (the chapter builds its own from its parameters).
+FULL_OVERLAP, SUBSET, NEW_FEATURES = make_tasks().values()
 
 
 def sample_teachers(task: Task, d: int, seed, slab: str = "rademacher"):
     """``(β*_PT, β*_FT)``, each of shape (d,)."""
+    if not isinstance(task, Task):
+        raise ValueError(f"task must be a Task, got {type(task).__name__}")
+    d = V.integer("d", d, 1)
+    V.choice("slab", slab, ("rademacher", "gauss"))
     rng = as_generator(seed)
-    if slab not in ("rademacher", "gauss"):
-        raise ValueError(f"slab must be 'rademacher' or 'gauss', got {slab!r}")
     th_pt = rng.random(d) < task.rho_pt
     u = rng.random(d)
     th_ft = np.where(th_pt, u < task.rho_sh, u < task.rho_new)
@@ -71,14 +80,16 @@ def sample_teachers(task: Task, d: int, seed, slab: str = "rademacher"):
 
 def sample_design(n: int, d: int, seed):
     """Gaussian design ``X`` of shape (n, d), entries N(0, 1)."""
-    if n < 1 or d < 1:
-        raise ValueError(f"n and d must be >= 1, got n={n}, d={d}")
+    n, d = V.integer("n", n, 1), V.integer("d", d, 1)
     return as_generator(seed).standard_normal((n, d))
 
 
 def gen_error(beta_hat, beta_star):
     """``‖β̂ − β*‖² / D`` along the last axis."""
-    diff = np.asarray(beta_hat) - np.asarray(beta_star)
+    a, b = np.asarray(beta_hat, dtype=float), np.asarray(beta_star, dtype=float)
+    if a.shape[-1:] != b.shape[-1:]:
+        raise ValueError(f"beta_hat and beta_star must have the same last dimension, got {a.shape}, {b.shape}")
+    diff = a - b
     return np.mean(diff**2, axis=-1)
 
 

@@ -3,19 +3,25 @@
 One run draws teachers from a :class:`~.data.Task`, a PT design (unless PT is perfect) and an
 FT design, and returns the FT generalisation error ``‖β̂_FT − β*_FT‖²/D`` plus what the
 chapter needs to compute (ℓ, PD) of the learned solution.
+
+The chapter's experiments (one function per section, ``(cfg) -> tidy DataFrame``) are at the
+end; they run their tasks through :func:`dltheory.experiments.sweep` (cached, resumable).
+Each row holds the simulated value *and* the theory value it is compared with.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from ..runtime import as_generator
+from . import _validate as V
 from .bias import ft_scales, solve_bias
 from .data import Task, gen_error, rel_error, sample_design, sample_teachers
-from .model import flow_weights_from_beta, rebalance, train_gd
+from .model import DiagWeights, flow_weights_from_beta, rebalance, train_gd
 from .regimes import l_order_pd
 
 #: The four regime settings of the chapter: (c_PT, λ_PT), with γ_FT = 1e-3.
@@ -47,6 +53,7 @@ def run_exact(task: Task, d: int, alpha_ft: float, c_pt: float, lam_pt: float, g
               seed: int, *, alpha_pt: float | None = None) -> FTRun:
     """PT (perfect when ``alpha_pt`` is None or ≥ 1, else the exact PT minimiser with
     ``C ≡ c_PT``) followed by the exact rebalanced-FT minimiser."""
+    _check_run_args(d, alpha_ft, c_pt, lam_pt, gamma, alpha_pt)
     rng = as_generator(seed)
     s_pt, s_ft = sample_teachers(task, d, rng)
     if alpha_pt is None or alpha_pt >= 1:
@@ -60,6 +67,16 @@ def run_exact(task: Task, d: int, alpha_ft: float, c_pt: float, lam_pt: float, g
     return FTRun(float(gen_error(b_ft, s_ft)), b_ft, b_pt, s_ft, s_pt, X, cd)
 
 
+def _check_run_args(d, alpha_ft, c_pt, lam_pt, gamma, alpha_pt):
+    V.integer("d", d, 2)
+    V.scalar("alpha_ft", alpha_ft, 0.0, 1.0, lo_open=True, hi_open=True)
+    V.scalar("c_pt", c_pt, 0.0, np.inf, lo_open=True)
+    V.scalar("lam_pt", lam_pt, -1.0, 1.0)
+    V.scalar("gamma", gamma, 0.0, np.inf)
+    if alpha_pt is not None:
+        V.scalar("alpha_pt", alpha_pt, 0.0, np.inf, lo_open=True)
+
+
 def run_gd_ft(run: FTRun, c_pt: float, lam_pt: float, gamma: float, tau: float, *,
               max_steps: int = 200_000, tol: float = 1e-12, device=None):
     """Train the network itself on the FT data of ``run``: end-of-PT weights from the
@@ -68,8 +85,6 @@ def run_gd_ft(run: FTRun, c_pt: float, lam_pt: float, gamma: float, tau: float, 
     W = flow_weights_from_beta(run.beta_pt, c_pt, lam_pt)
     W0 = rebalance(W, gamma)
     to_t = lambda a: torch.as_tensor(np.asarray(a, dtype=float)[None], device=device)
-    from .model import DiagWeights
-
     Wt = DiagWeights(to_t(W0.wp), to_t(W0.wm), to_t(W0.vp), to_t(W0.vm))
     y = run.X @ run.star_ft
     res = train_gd(to_t(run.X), to_t(y), Wt, tau, max_steps=max_steps, tol=tol)
@@ -82,3 +97,241 @@ def learned_l_pd(run: FTRun, c_pt: float, lam_pt: float, gamma: float):
     on = (run.star_pt != 0) & (run.star_ft != 0)
     ell, pd = l_order_pd(run.beta_ft[on], run.beta_pt[on], c_pt, lam_pt, gamma)
     return float(np.mean(ell)), float(np.mean(pd))
+
+
+# =========================================================================== chapter sweeps
+def _engine():
+    from .. import experiments as engine
+
+    return engine
+
+
+def _replica(cfg, task, alpha, c, lam, gamma, alpha_pt=None) -> float:
+    from .replica import replica_error
+
+    return replica_error(task, alpha, c, lam, gamma, alpha_pt=alpha_pt, n_nodes=cfg.n_nodes).error
+
+
+def small_problem(cfg):
+    """The small PT/FT instance of sections 1-2: 5 active PT coordinates of size 1.5; the FT
+    teacher reuses 3 of them and adds one new coordinate."""
+    rng = np.random.default_rng(cfg.seed)
+    d = cfg.d_small
+    b_pt = np.zeros(d)
+    b_pt[:5] = 1.5 * rng.choice([-1.0, 1.0], 5)
+    X_pt = rng.standard_normal((cfg.n_pt_small, d))
+    b_ft = np.zeros(d)
+    b_ft[[0, 1, 2, 7]] = rng.choice([-1.0, 1.0], 4)
+    X_ft = rng.standard_normal((cfg.n_ft_small, d))
+    return X_pt, X_pt @ b_pt, X_ft, X_ft @ b_ft
+
+
+def small_task(cfg, task: dict) -> list[dict]:
+    """GD on the small instance at step ``task["tau"]`` for every (c, λ) at once: PT weights
+    against the closed form and the invariants; at τ = 0.01 also the implicit biases of PT,
+    rebalanced FT and non-rebalanced FT against their exact minimisers."""
+    from .bias import min_l1, min_l2, tilted_params
+    from .model import flow_weights_from_beta, invariants, readout_reinit, uniform_init
+
+    tau = task["tau"]
+    X_pt, y_pt, X_ft, y_ft = small_problem(cfg)
+    configs = [(c, lam) for c in cfg.c_small for lam in cfg.lam_small]
+    cs, ls = np.array([c for c, _ in configs]), np.array([lam for _, lam in configs])
+    B, d = len(configs), cfg.d_small
+    stack = lambda a: torch.as_tensor(np.broadcast_to(a, (B, *a.shape)).copy())
+    res = train_gd(stack(X_pt), stack(y_pt), uniform_init(cs, ls, (B, d)), tau, max_steps=cfg.gd_max_steps)
+    W = res.weights.numpy()
+    rows = []
+    for i, (c, lam) in enumerate(configs):
+        Wi = DiagWeights(W.wp[i], W.wm[i], W.vp[i], W.vm[i])
+        Wc = flow_weights_from_beta(Wi.beta, c, lam)
+        Ip, Im, Ic = invariants(Wi)
+        rows.append({"c": c, "lam": lam, "steps": res.steps, "loss": float(res.loss[i]),
+                     "w_err": max(float(np.abs(getattr(Wi, k) - getattr(Wc, k)).max()) for k in ("wp", "wm", "vp", "vm")),
+                     "inv_err": float(max(np.abs(Ip - c * lam).max(), np.abs(Im - c * lam).max(), np.abs(Ic - c).max()))})
+    if tau != 0.01:
+        return rows
+    b_l1, b_l2 = min_l1(X_pt, y_pt), min_l2(X_pt, y_pt)
+    Wt = DiagWeights(*(torch.as_tensor(getattr(W, k)) for k in ("wp", "wm", "vp", "vm")))
+    g = cfg.gamma_small
+    ft_reb = train_gd(stack(X_ft), stack(y_ft), rebalance(Wt, g), tau, max_steps=cfg.gd_max_steps).weights.numpy().beta
+    ft_til = train_gd(stack(X_ft), stack(y_ft), readout_reinit(Wt, g), tau, max_steps=cfg.gd_max_steps).weights.numpy().beta
+    for i, (c, lam) in enumerate(configs):
+        bq = solve_bias(X_pt, y_pt, c).beta
+        b_reb = solve_bias(X_ft, y_ft, ft_scales(W.beta[i], c, lam, g)).beta
+        r, phi, _ = tilted_params(W.wp[i], W.wm[i], g)
+        b_til = solve_bias(X_ft, y_ft, r, phi).beta
+        rows[i].update({"pt_gap": float(np.abs(W.beta[i] - bq).max()),
+                        "pt_sep": float(min(np.linalg.norm(bq - b_l1), np.linalg.norm(bq - b_l2))),
+                        "ft_gap": float(np.abs(ft_reb[i] - b_reb).max()),
+                        "til_gap": float(np.abs(ft_til[i] - b_til).max()),
+                        "til_vs_reb": float(np.abs(b_til - b_reb).max())})
+    return rows
+
+
+def small(cfg, **kw):
+    """Sections 1-2: one row per (τ, c, λ)."""
+    return _engine().sweep(small_task, [{"tau": t} for t in cfg.taus], config=cfg, name="pf_small", **kw)
+
+
+def regime_task(cfg, task: dict) -> list[dict]:
+    """Exact minimisers at (task, regime, α) over the seeds, with the replica value."""
+    t = cfg.tasks[task["task"]]
+    c, lam = cfg.regimes[task["regime"]] if "regime" in task else (task["c"], task["lam"])
+    gamma = task.get("gamma", cfg.gamma)
+    rep = _replica(cfg, t, task["alpha"], c, lam, gamma)
+    rows = []
+    for s in cfg.seeds:
+        run = run_exact(t, cfg.d_sim, task["alpha"], c, lam, gamma, seed=s)
+        rows.append({"seed": s, "sim": run.rel_error, "raw": run.error, "energy": run.teacher_energy,
+                     "replica": rep})
+    return rows
+
+
+def regimes_vs_sim(cfg, **kw):
+    """Section 4: every task x regime x α (one row per seed)."""
+    tasks = [{"task": t, "regime": r, "alpha": a} for t in cfg.tasks for r in cfg.regimes for a in cfg.alphas]
+    return _engine().sweep(regime_task, tasks, config=cfg, name="pf_regimes", **kw)
+
+
+def curve_task(cfg, task: dict) -> dict:
+    t = cfg.tasks[task["task"]]
+    return {"replica": _replica(cfg, t, task["alpha"], task["c"], task["lam"], task["gamma"])}
+
+
+def replica_curves(cfg, **kw):
+    """Replica curves: e(α) per task x regime; e(λ), e(γ), e(c) per task at ``alpha_ft``."""
+    tasks = [{"curve": "alpha", "task": t, "regime": r, "alpha": float(a), "c": c, "lam": lam, "gamma": cfg.gamma}
+             for t in cfg.tasks for r, (c, lam) in cfg.regimes.items() for a in cfg.alpha_curve]
+    tasks += [{"curve": "lambda", "task": t, "alpha": cfg.alpha_ft, "c": cfg.c_pt, "lam": lam, "gamma": cfg.gamma}
+              for t in cfg.tasks for lam in cfg.lams]
+    tasks += [{"curve": "gamma", "task": t, "alpha": cfg.alpha_ft, "c": cfg.c_pt, "lam": cfg.lam_iv, "gamma": float(g)}
+              for t in cfg.tasks for g in np.geomspace(1e-4, 1.0, cfg.n_knob_theory)]
+    tasks += [{"curve": "c", "task": t, "alpha": cfg.alpha_ft, "c": float(c), "lam": cfg.lam_iv, "gamma": cfg.gamma}
+              for t in cfg.tasks for c in np.geomspace(1e-4, 10.0, cfg.n_knob_theory)]
+    return _engine().sweep(curve_task, tasks, config=cfg, name="pf_curves", **kw)
+
+
+def knob_sweeps_vs_sim(cfg, **kw):
+    """Section 6: simulated γ and c_PT sweeps at λ = λ_IV, α = α_FT, per task."""
+    tasks = [{"knob": "gamma", "task": t, "alpha": cfg.alpha_ft, "c": cfg.c_pt, "lam": cfg.lam_iv, "gamma": g}
+             for t in cfg.tasks for g in cfg.gammas_sim]
+    tasks += [{"knob": "c", "task": t, "alpha": cfg.alpha_ft, "c": c, "lam": cfg.lam_iv, "gamma": cfg.gamma}
+              for t in cfg.tasks for c in cfg.cs_sim]
+    return _engine().sweep(regime_task, tasks, config=cfg, name="pf_knobs", **kw)
+
+
+def gd_task(cfg, task: dict) -> dict:
+    c, lam = cfg.regimes[task["regime"]]
+    t = cfg.tasks["full overlap"]
+    run = run_exact(t, cfg.d_gd, cfg.alpha_gd, c, lam, cfg.gamma, seed=cfg.seed + 7)
+    e_gd, _, steps, loss = run_gd_ft(run, c, lam, cfg.gamma, task["tau"], max_steps=200_000, tol=1e-10)
+    return {"steps": steps, "loss": loss, "exact": run.error, "gd": e_gd}
+
+
+def gd_vs_exact(cfg, **kw):
+    """Networks trained by GD (closed-form PT weights, rebalanced, GD on the FT data)."""
+    tasks = [{"regime": "II", "tau": 0.04}, {"regime": "III", "tau": 0.004}, {"regime": "IV", "tau": 0.04}]
+    return _engine().sweep(gd_task, tasks, config=cfg, name="pf_gd", **kw)
+
+
+def path_task(cfg, task: dict) -> dict:
+    run = run_exact(cfg.tasks["full overlap"], cfg.d_sim, 0.3, cfg.c_pt, task["lam"], cfg.gamma, seed=cfg.seed + 11)
+    ell, pd = learned_l_pd(run, cfg.c_pt, task["lam"], cfg.gamma)
+    return {"ell": ell, "pd": pd}
+
+
+def learned_path(cfg, **kw):
+    return _engine().sweep(path_task, [{"lam": lam} for lam in cfg.lams], config=cfg, name="pf_path", **kw)
+
+
+def imperfect_theory_task(cfg, task: dict) -> dict:
+    t = cfg.tasks["full overlap"]
+    a_pt = task["alpha_pt"]
+    return {"replica": _replica(cfg, t, task["alpha_ft"], cfg.c_pt, task["lam"], cfg.gamma,
+                                alpha_pt=None if a_pt >= 1 else a_pt)}
+
+
+def imperfect_sim_task(cfg, task: dict) -> list[dict]:
+    """Imperfect PT by exact minimisers: PT on N_PT = α_PT D, then FT at every λ."""
+    t = cfg.tasks["full overlap"]
+    d, a_ft = cfg.d_imperfect, task["alpha_ft"]
+    rows = []
+    for s in range(1000 * cfg.seed, 1000 * cfg.seed + cfg.n_seeds_imperfect):
+        rng = as_generator(10_000 + s)
+        s_pt, s_ft = sample_teachers(t, d, rng)
+        Xp = sample_design(max(1, round(cfg.alpha_pt * d)), d, rng)
+        b_pt = solve_bias(Xp, Xp @ s_pt, cfg.c_pt).beta
+        X = sample_design(max(1, round(a_ft * d)), d, rng)
+        for lam in cfg.lams_imperfect:
+            b = solve_bias(X, X @ s_ft, ft_scales(b_pt, cfg.c_pt, lam, cfg.gamma)).beta
+            rows.append({"seed": s, "lam": lam, "sim": float(rel_error(b, s_ft))})
+    return rows
+
+
+def imperfect(cfg, **kw):
+    """Section 8: replica (perfect and α_PT) over λ and α_FT; simulation at the largest α_FT."""
+    eng = _engine()
+    th = eng.sweep(imperfect_theory_task, [{"alpha_pt": a_pt, "alpha_ft": a, "lam": lam}
+                                           for a_pt in (1.0, cfg.alpha_pt) for a in cfg.alphas_ft_imperfect
+                                           for lam in cfg.lams_imperfect], config=cfg, name="pf_imp_theory", **kw)
+    sim = eng.sweep(imperfect_sim_task, [{"alpha_ft": max(cfg.alphas_ft_imperfect)}], config=cfg,
+                    name="pf_imp_sim", **kw)
+    return th, sim
+
+
+# ------------------------------------------------------------------------- nonlinear stand-in
+#: FT tasks of the digits stand-in (PT on digits 0-7).
+VISION_TASKS = {"new classes (8 vs 9)": ("binary", (8, 9)), "subset (3 vs 5)": ("binary", (3, 5)),
+                "shift (inverted 0-7)": ("shift", tuple(range(8)))}
+#: Interventions: (kappa, gamma, PT init scale).
+INTERVENTIONS = {"default": (1.0, 1.0, 1.0), "small first layer (kappa=0.25)": (0.25, 1.0, 1.0),
+                 "small readout (gamma=0.1)": (1.0, 0.1, 1.0), "PT init x0.5": (1.0, 1.0, 0.5),
+                 "PT init x2": (1.0, 1.0, 2.0)}
+
+
+@functools.lru_cache(maxsize=8)
+def _pretrained(steps: int, seed: int, init_scale: float):
+    from .. import datasets
+    from .vision import pretrain_mlp
+
+    split = datasets.digits(seed=seed)
+    return pretrain_mlp(split.X_train, split.y_train, list(range(8)), steps=steps, seed=seed, init_scale=init_scale)
+
+
+def vision_task(cfg, task: dict) -> list[dict]:
+    """One vision seed on one FT task: every n and intervention (paired on the same FT sample)."""
+    from .. import datasets
+    from .vision import binary_task, finetune_mlp, pretrain_mlp, shift_task
+
+    split = datasets.digits(seed=cfg.seed)
+    kind, classes = VISION_TASKS[task["ft_task"]]
+    X_pool, y_pool, X_te, y_te = (binary_task(split, classes) if kind == "binary" else shift_task(split, classes))
+    pts = {s: _pretrained(cfg.vision_pt_steps, cfg.seed, s) for s in {v[2] for v in INTERVENTIONS.values()}}
+    rng = np.random.default_rng(100 + task["seed"])
+    rows = []
+    for n in cfg.vision_n:
+        idx = rng.choice(len(X_pool), min(n, len(X_pool)), replace=False)
+        for name, (kappa, gamma, s) in INTERVENTIONS.items():
+            o = finetune_mlp(pts[s], X_pool[idx], y_pool[idx], X_te, y_te, kappa=kappa, gamma=gamma, seed=task["seed"])
+            rows.append({"n": n, "intervention": name, "acc": o.test_acc, "pr_pre": o.pr_pre,
+                         "pr_post": o.pr_post, "ensd": o.ensd})
+    return rows
+
+
+def vision(cfg, **kw):
+    tasks = [{"ft_task": t, "seed": s} for t in VISION_TASKS for s in range(cfg.vision_seeds)]
+    return _engine().sweep(vision_task, tasks, config=cfg, name="pf_vision", **kw)
+
+
+def modadd_task(cfg, task: dict) -> list[dict]:
+    from .modarith import pt_then_ft
+
+    return [{"modulus": r.modulus, "kappa_emb": r.kappa, "acc": r.test_acc}
+            for r in pt_then_ft(30, 6, [3, 5, 10], [0.25, 1.0], frac=0.3, pt_steps=cfg.modadd_steps[0],
+                                ft_steps=cfg.modadd_steps[1], seed=cfg.seed + task["seed"])]
+
+
+def modadd(cfg, **kw):
+    return _engine().sweep(modadd_task, [{"seed": s} for s in range(cfg.modadd_seeds)], config=cfg,
+                           name="pf_modadd", **kw)

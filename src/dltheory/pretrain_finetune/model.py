@@ -33,9 +33,9 @@ def init_scales(c, lam):
     """
     c = np.asarray(c, dtype=float)
     lam = np.asarray(lam, dtype=float)
-    if np.any(c <= 0):
-        raise ValueError(f"c must be > 0, got {c}")
-    if np.any(np.abs(lam) > 1):
+    if np.any(~np.isfinite(c)) or np.any(c <= 0):
+        raise ValueError(f"c must lie in (0, inf), got {c}")
+    if np.any(~np.isfinite(lam)) or np.any(np.abs(lam) > 1):
         raise ValueError(f"lam must lie in [-1, 1], got {lam}")
     return np.sqrt(c * (1 + lam) / 2), np.sqrt(c * (1 - lam) / 2)
 
@@ -121,8 +121,12 @@ def train_gd(X, y, W: DiagWeights, tau, *, max_steps: int = 100_000,
     """
     X = torch.as_tensor(X)
     tau_np = np.asarray(tau, dtype=float)
-    if np.any(tau_np <= 0):
-        raise ValueError(f"tau must be > 0, got {tau}")
+    if not np.all(np.isfinite(tau_np)) or np.any(tau_np <= 0):
+        raise ValueError(f"tau must be finite and > 0 (step size in (0, inf)), got {tau}")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
+        raise ValueError(f"max_steps must be an integer in [1, inf), got {max_steps!r}")
+    if not np.isfinite(tol) or tol < 0:
+        raise ValueError(f"tol must lie in [0, inf), got {tol}")
     if tau_np.ndim == 1:
         tau = torch.as_tensor(tau_np, device=X.device).reshape(-1, 1)
     y = torch.as_tensor(y, device=X.device)

@@ -1,8 +1,8 @@
 """Replica-symmetric (= AMP state-evolution) theory of minimum-potential interpolation.
 
 For ``β̂ = argmin Σ_d C_d h(β_d/C_d)`` s.t. ``Xβ = Xβ*`` with ``X ∈ ℝ^{N×D}`` iid Gaussian,
-``N = αD``, ``D → ∞``, the estimator decouples into a scalar channel (brief §2.8; a
-reconstruction of the paper's Proposition 4.2 via Rangan–Fletcher–Goyal's MAP decoupling)::
+``N = αD``, ``D → ∞``, the estimator decouples into a scalar channel (a reconstruction of
+the paper's Proposition 4.2 via Rangan–Fletcher–Goyal's MAP decoupling)::
 
     u = B + τ Z,  Z ~ N(0, 1);   η(u; θ, C) = argmin_b ½(b − u)² + θ C h(b/C)
                                             ⇔  b + θ asinh(b/C) = u
@@ -10,10 +10,23 @@ reconstruction of the paper's Proposition 4.2 via Rangan–Fletcher–Goyal's MA
     fixed point:   α τ² = E[(η(B + τZ) − B)²],     α = E[η'(B + τZ)]
     error:         e_gen = E[(η − B)²] = α τ²
 
-(B, C) follow the joint law of ``(|β*_FT,d|, c_d)``; the law is given by weighted atoms.
-Imperfect PT (α_PT < 1) is a two-stage calculation: first PT with ``C ≡ c_PT``, which gives
+(B, C) follow the joint law of ``(|β*_FT,d|, c_d)``, given by weighted atoms. Imperfect PT
+(α_PT < 1) is a two-stage calculation: first PT with ``C ≡ c_PT``, which gives
 ``β̂_PT = η(B_PT + τ_PT Z'; θ_PT, c_PT)``, then FT with atoms over (category, Z').
-Expectations over Z use probabilists' Gauss–Hermite quadrature.
+
+**Quadrature.** For small ``C`` the prox is nearly a soft threshold: ``η`` bends on the scale
+``θ + C`` around ``u = 0``. Gauss–Hermite nodes (spacing ~ τ/3) miss that bend once
+``τ ≫ θ + C``; the error in ``E η'`` then reaches several per cent and the fixed-point map
+acquires spurious roots. Expectations therefore use composite Gauss–Legendre panels: unit
+panels in ``z`` plus geometrically graded panels (ratio √2) around the bend at ``u = 0``,
+accurate to ~1e-12 on the whole parameter domain (tests compare with a 4e5-point rule).
+
+**Root selection.** The fixed point is the largest root of
+``G(τ) = E[(η − B)²]/(α τ²) − 1`` (θ = θ(τ) from ``E η' = α``) below ``τ_top = 10 τ0``,
+``τ0² = E B²/α`` (state evolution from the uninformed start β = 0 decreases towards it).
+A candidate from a 2-D Newton-type solve is accepted only when it is *stable* (G > 0 just
+below, G < 0 just above) and G < 0 on a grid from it up to τ_top; otherwise a downward scan
+brackets the largest root. ``ReplicaResult.verified`` records that check.
 
 The chapter writes the effective noise ``τ`` of this module as ``σ`` (``τ`` is the GD step
 there); the code keeps the name ``tau``.
@@ -24,35 +37,68 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.polynomial.hermite_e import hermegauss
-from scipy import optimize
+from numpy.polynomial.legendre import leggauss
+from scipy import linalg, optimize
 
+from . import _validate as V
 from .bias import ft_scales
 from .data import Task
 
+_L = 9.0  # |z| range of the quadrature (Gaussian mass beyond: 2e-19)
+
 
 def gauss_hermite(n: int):
-    """Nodes and weights (summing to 1) for ``E f(Z)``, ``Z ~ N(0, 1)``."""
-    if n < 2:
-        raise ValueError(f"n must be >= 2, got {n}")
-    z, w = hermegauss(n)
+    """Nodes and weights (summing to 1) for ``E f(Z)``, ``Z ~ N(0, 1)`` (Golub–Welsch: stable
+    for any ``n``, unlike the three-term recurrence, which overflows near n = 400)."""
+    n = V.integer("n", n, 2, 5000)
+    off = np.sqrt(np.arange(1, n, dtype=float))
+    z, vec = linalg.eigh_tridiagonal(np.zeros(n), off)
+    w = vec[0] ** 2
     return z, w / w.sum()
 
 
-def prox(u, theta, C, iters: int = 40):
-    """Solve ``b + θ asinh(b/C) = u`` (odd in u), vectorised.
+def panel_nodes(B, C, tau: float, theta: float, *, m: int = 6, ratio: float = np.sqrt(2.0),
+                h: float = 1.0):
+    """Composite Gauss–Legendre nodes ``z`` and weights (each ``(K, M)``) for
+    ``E f(B_k + τZ)``, graded towards the bend of the prox at ``u = 0`` (scale θ + C_k)."""
+    B = np.asarray(B, dtype=float)[:, None]
+    C = np.asarray(C, dtype=float)[:, None]
+    k = B.shape[0]
+    zu = np.broadcast_to(np.arange(-_L, _L + 1e-9, h)[None, :], (k, int(round(2 * _L / h)) + 1))
+    s = (theta + C) / 8.0
+    top = np.abs(B) + _L * tau
+    j = int(min(200, np.ceil(np.log(np.max(top / s)) / np.log(ratio)) + 1))
+    g = s * ratio ** np.arange(max(j, 1))[None, :]
+    zk = np.concatenate([(g - B) / tau, (-g - B) / tau, -B / tau], axis=1)
+    bp = np.sort(np.clip(np.concatenate([zu, zk], axis=1), -_L, _L), axis=1)
+    a, b = bp[:, :-1], bp[:, 1:]
+    order = np.argsort(b - a <= 0, axis=1, kind="stable")  # non-empty panels first
+    a, b = np.take_along_axis(a, order, 1), np.take_along_axis(b, order, 1)
+    keep = int((b - a > 0).sum(1).max())
+    a, b = a[:, :keep, None], b[:, :keep, None]
+    x, w = leggauss(m)
+    z = (a + b) / 2 + (b - a) / 2 * x
+    wt = (b - a) / 2 * w * np.exp(-(z**2) / 2) / np.sqrt(2 * np.pi)
+    return z.reshape(k, -1), wt.reshape(k, -1)
+
+
+def prox(u, theta, C, iters: int = 60):
+    """Solve ``b + θ asinh(b/C) = u`` (odd in u), vectorised; θ > 0, C > 0.
 
     Substituting ``b = C sinh z`` gives the convex increasing equation
     ``C sinh z + θ z = |u|``; Newton from ``z0 = min(asinh(|u|/C), |u|/θ)`` (a point right of
     the root) decreases monotonically to the root.
     """
     u = np.asarray(u, dtype=float)
+    if np.any(np.asarray(theta) <= 0):
+        raise ValueError(f"theta must be > 0, got {theta}")
+    if np.any(np.asarray(C) <= 0):
+        raise ValueError("C must be > 0 (entrywise)")
     a = np.abs(u)
     C = np.asarray(C, dtype=float)
     z = np.minimum(np.arcsinh(a / C), a / theta)
     for _ in range(iters):
-        sh = np.sinh(z)
-        g = C * sh + theta * z - a
+        g = C * np.sinh(z) + theta * z - a
         z_new = np.maximum(z - g / (C * np.cosh(z) + theta), 0.0)
         if np.all(np.abs(z_new - z) <= 1e-13 * (1 + z)):
             z = z_new
@@ -73,94 +119,101 @@ class ReplicaResult:
     error: float  # e_gen = E[(η − B)²]
     converged: bool
     iterations: int
+    verified: bool = True  # the accepted root passed the stability / largest-root check
 
 
 class ScalarChannel:
-    """Atoms ``(p, B, C)`` (shape (K,)) plus Gauss–Hermite nodes; evaluates the state."""
+    """Atoms ``(p, B, C)`` (shape (K,)); evaluates the state with graded Gauss–Legendre
+    panels of ``n_nodes`` nodes each."""
 
-    def __init__(self, p, B, C, n_nodes: int = 121):
-        self.p = np.asarray(p, dtype=float)
-        self.B = np.abs(np.asarray(B, dtype=float))
-        self.C = np.asarray(C, dtype=float)
+    def __init__(self, p, B, C, n_nodes: int = 6):
+        self.p = V.array("p", p, 0.0, np.inf)
+        self.B = np.abs(V.array("B", B))
+        self.C = V.array("C", C, 0.0, np.inf, lo_open=True)
         if not (self.p.shape == self.B.shape == self.C.shape) or self.p.ndim != 1:
             raise ValueError("p, B and C must be 1-D arrays of the same length")
-        if np.any(self.C <= 0):
-            raise ValueError("C must be > 0")
-        keep = self.p > 0
+        if self.p.sum() <= 0:
+            raise ValueError("p must have positive total mass")
+        self.m = V.integer("n_nodes", n_nodes, 2, 64)
+        keep = self.p > 1e-13 * self.p.max()  # drops < 1e-10 of the mass
         self.p, self.B, self.C = self.p[keep] / self.p[keep].sum(), self.B[keep], self.C[keep]
-        self.z, self.w = gauss_hermite(n_nodes)
         self.EB2 = float(self.p @ self.B**2)
+        self.evals = 0
 
     def state(self, tau: float, theta: float):
         """``(E[(η − B)²], E[η'])`` at ``(τ, θ)``."""
-        u = self.B[:, None] + tau * self.z[None, :]
+        self.evals += 1
+        z, w = panel_nodes(self.B, self.C, tau, theta, m=self.m)
+        u = self.B[:, None] + tau * z
         C = self.C[:, None]
         b = prox(u, theta, C)
-        pw = self.p[:, None] * self.w[None, :]
+        pw = self.p[:, None] * w
         return float(np.sum(pw * (b - self.B[:, None]) ** 2)), float(np.sum(pw * prox_deriv(b, theta, C)))
 
     def theta_for(self, tau: float, alpha: float, guess: float | None = None) -> float:
-        """θ with ``E[η'] = α`` at fixed τ (E η' decreases in θ; brentq on log θ, bracket
-        ±2 around ``guess`` widened as needed, else [−30, 30])."""
+        """θ with ``E[η'] = α`` at fixed τ (E η' decreases in θ; brentq on log θ)."""
         f = lambda lt: self.state(tau, np.exp(lt))[1] - alpha
         if guess is not None:
-            lo, hi = np.log(guess) - 2.0, np.log(guess) + 2.0
-            while f(lo) < 0 and lo > -30:
-                lo -= 4.0
-            while f(hi) > 0 and hi < 30:
-                hi += 4.0
+            lo, hi = np.log(guess) - 1.0, np.log(guess) + 1.0
+            while f(lo) < 0 and lo > -40:
+                lo -= 3.0
+            while f(hi) > 0 and hi < 40:
+                hi += 3.0
         else:
-            lo, hi = -30.0, 30.0
+            lo, hi = -40.0, 40.0
         if f(lo) < 0:
             return float(np.exp(lo))
         if f(hi) > 0:
             return float(np.exp(hi))
-        return float(np.exp(optimize.brentq(f, lo, hi, xtol=1e-12)))
+        return float(np.exp(optimize.brentq(f, lo, hi, xtol=1e-13)))
 
     def gap(self, tau: float, alpha: float, guess: float | None = None) -> float:
         """``G(τ) = E[(η − B)²]/(α τ²) − 1`` with θ = θ(τ): negative above the stable fixed
         point, zero at a fixed point."""
         return self.state(tau, self.theta_for(tau, alpha, guess))[0] / (alpha * tau**2) - 1.0
 
-    def solve(self, alpha: float, *, plain_iters: int = 6, tol: float = 1e-10,
-              tau_min: float = 1e-9) -> ReplicaResult:
-        """Solve the fixed point, selecting the largest root below ``τ_top = 10 τ0``,
-        ``τ0² = E B²/α`` (the solution state evolution reaches from an uninformed start).
+    def _accept(self, t, th, alpha, tau_top) -> bool:
+        """Stable root and no larger root up to ``tau_top``."""
+        if not 0 < t <= tau_top:
+            return False
+        if self.gap(t / 1.02, alpha, th) <= 0 or self.gap(t * 1.02, alpha, th) >= 0:
+            return False
+        grid = t * np.geomspace(1.3, max(1.3, tau_top / t), 4)
+        return all(self.gap(g, alpha, th) < 0 for g in grid)
 
-        Plain iterations, then Powell's hybrid root on (log τ, log θ). The root is accepted
-        only if ``G < 0`` on a grid between it and τ_top (no larger fixed point). Otherwise a
-        downward scan in τ from τ_top (factor 0.7) brackets the largest root for ``brentq``; if none is
-        found above ``tau_min·√E B²`` the error is 0 (exact recovery).
-        """
-        if not 0 < alpha < 1:
-            raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    def solve(self, alpha: float, *, tol: float = 1e-10, tau_min: float = 1e-9) -> ReplicaResult:
+        """Solve the fixed point (see the module docstring for the root selection)."""
+        alpha = V.scalar("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
         scale = np.sqrt(self.EB2)
+        if scale == 0:
+            return ReplicaResult(0.0, 1.0, 0.0, True, 0, True)
         tau0 = tau = np.sqrt(self.EB2 / alpha)
-        theta = 1.0
+        tau_top = 10 * tau0
+        theta = None
         it = 0
-        for it in range(1, plain_iters + 1):
-            theta = self.theta_for(tau, alpha, None if it == 1 else theta)
+        for it in range(1, 4):  # a few plain state-evolution steps for a start
+            theta = self.theta_for(tau, alpha, theta)
             tau_new = np.sqrt(self.state(tau, theta)[0] / alpha)
             if tau_new < tau_min * scale:
-                return ReplicaResult(0.0, theta, 0.0, True, it)
+                break
             done = abs(tau_new - tau) <= tol * tau
             tau = tau_new
             if done:
-                return ReplicaResult(tau, theta, alpha * tau**2, True, it)
+                break
 
         def F(v):
-            t, th = np.exp(v)
+            t, th = np.exp(np.clip(v, -60.0, np.log(tau_top)))
             mse, d = self.state(t, th)
             return [np.log(mse / alpha) - 2 * v[0], d - alpha]
 
-        sol = optimize.root(F, [np.log(tau), np.log(theta)], method="hybr", options={"xtol": 1e-12})
-        if sol.success and np.max(np.abs(F(sol.x))) < 1e-8:
-            t, th = np.exp(sol.x)
-            grid = t * np.geomspace(1.3, max(1.3, 10 * tau0 / t), 5)
-            if t <= 10 * tau0 and all(self.gap(g, alpha, th) < 0 for g in grid):
-                return ReplicaResult(float(t), float(th), float(alpha * t**2), True, it + sol.nfev)
-        # robust path: scan down from τ0 for the first sign change of G
-        hi, g_hi = 10 * tau0, self.gap(10 * tau0, alpha)
+        if tau >= tau_min * scale:
+            sol = optimize.root(F, [np.log(tau), np.log(theta)], method="hybr", options={"xtol": 1e-12})
+            if sol.success and np.max(np.abs(F(sol.x))) < 1e-8:
+                t, th = np.exp(sol.x)
+                if self._accept(t, th, alpha, tau_top):
+                    return ReplicaResult(float(t), float(th), float(alpha * t**2), True, it + sol.nfev, True)
+        # robust path: scan down from tau_top for the first sign change of G
+        hi, g_hi = tau_top, self.gap(tau_top, alpha)
         n = 0
         while hi > tau_min * scale:
             lo = 0.7 * hi
@@ -169,39 +222,67 @@ class ScalarChannel:
             if g_lo >= 0 > g_hi:
                 lt = optimize.brentq(lambda x: self.gap(np.exp(x), alpha), np.log(lo), np.log(hi), xtol=1e-12)
                 t = float(np.exp(lt))
-                return ReplicaResult(t, self.theta_for(t, alpha), alpha * t**2, True, it + n)
+                return ReplicaResult(t, self.theta_for(t, alpha), alpha * t**2, True, it + n, True)
             hi, g_hi = lo, g_lo
-        return ReplicaResult(0.0, self.theta_for(hi, alpha), 0.0, True, it + n)
+        return ReplicaResult(0.0, self.theta_for(hi, alpha), 0.0, True, it + n, True)
+
+
+def _pt_channel(task: Task, c_pt: float, n_nodes: int) -> ScalarChannel:
+    return ScalarChannel([task.rho_pt, 1 - task.rho_pt], [1 / np.sqrt(task.rho_pt), 0.0],
+                         [c_pt, c_pt], n_nodes=n_nodes)
 
 
 def ft_atoms(task: Task, c_pt: float, lam_pt: float, gamma: float, *, alpha_pt: float | None = None,
-             n_nodes_pt: int = 41):
+             n_nodes: int = 6):
     """Atoms ``(p, B, C)`` of the FT channel.
 
     ``alpha_pt=None`` (or ≥ 1): perfect PT, ``β̂_PT = β*_PT`` — four atoms. Otherwise the
-    PT stage is solved first and the atoms run over (category, Z') with ``n_nodes_pt`` nodes.
-    Returns ``(p, B, C, pt_result)`` (``pt_result`` is None for perfect PT).
+    PT stage is solved first (same quadrature) and the atoms run over (category, Z'), Z'
+    on graded panels of ``max(3, n_nodes // 2)`` nodes. Returns ``(p, B, C, pt_result)``
+    (``pt_result`` is None for perfect PT).
     """
+    _check_knobs(c_pt=c_pt, lam_pt=lam_pt, gamma=gamma)
+    if not isinstance(task, Task):
+        raise ValueError(f"task must be a Task, got {type(task).__name__}")
     p, b_pt, b_ft = task.atoms()
     if alpha_pt is None or alpha_pt >= 1:
         return p, b_ft, ft_scales(b_pt, c_pt, lam_pt, gamma), None
-    pt = ScalarChannel([task.rho_pt, 1 - task.rho_pt], [1 / np.sqrt(task.rho_pt), 0.0],
-                       [c_pt, c_pt]).solve(alpha_pt)
-    z, w = gauss_hermite(n_nodes_pt)
-    bhat = prox(b_pt[:, None] + pt.tau * z[None, :], pt.theta, c_pt)  # (4, M')
-    P = p[:, None] * w[None, :]
+    alpha_pt = V.scalar("alpha_pt", alpha_pt, 0.0, 1.0, lo_open=True)
+    pt = _pt_channel(task, c_pt, n_nodes).solve(alpha_pt)
+    cats = np.array([1 / np.sqrt(task.rho_pt), 0.0])
+    tau = max(pt.tau, 1e-300)
+    z, w = panel_nodes(cats, [c_pt, c_pt], tau, pt.theta, m=max(3, n_nodes // 2), ratio=2.0, h=1.5)
+    bhat_cat = prox(cats[:, None] + pt.tau * z, pt.theta, c_pt)  # (2, M')
+    which = np.array([0, 0, 1, 1])  # PT category of the 4 (PT, FT) atoms
+    bhat, wz = bhat_cat[which], w[which]
+    P = p[:, None] * wz
     Bf = np.broadcast_to(b_ft[:, None], bhat.shape)
     return P.ravel(), Bf.ravel(), ft_scales(bhat, c_pt, lam_pt, gamma).ravel(), pt
 
 
+def _check_knobs(*, c_pt=None, lam_pt=None, gamma=None):
+    if c_pt is not None:
+        V.scalar("c_pt", c_pt, 0.0, np.inf, lo_open=True)
+    if lam_pt is not None:
+        V.scalar("lam_pt", lam_pt, -1.0, 1.0)
+    if gamma is not None:
+        V.scalar("gamma", gamma, 0.0, np.inf)
+
+
 def replica_error(task: Task, alpha_ft: float, c_pt: float, lam_pt: float, gamma: float, *,
-                  alpha_pt: float | None = None, n_nodes: int = 121, n_nodes_pt: int = 41) -> ReplicaResult:
-    """Replica prediction of the FT generalisation error ``‖β̂_FT − β*_FT‖²/D``."""
-    p, B, C, _ = ft_atoms(task, c_pt, lam_pt, gamma, alpha_pt=alpha_pt, n_nodes_pt=n_nodes_pt)
+                  alpha_pt: float | None = None, n_nodes: int = 6) -> ReplicaResult:
+    """Replica prediction of the FT generalisation error ``‖β̂_FT − β*_FT‖²/D``.
+
+    ``n_nodes``: Gauss–Legendre nodes per quadrature panel, used by both stages."""
+    alpha_ft = V.scalar("alpha_ft", alpha_ft, 0.0, 1.0, lo_open=True, hi_open=True)
+    p, B, C, _ = ft_atoms(task, c_pt, lam_pt, gamma, alpha_pt=alpha_pt, n_nodes=n_nodes)
     return ScalarChannel(p, B, C, n_nodes=n_nodes).solve(alpha_ft)
 
 
-def replica_pt_error(task: Task, alpha_pt: float, c_pt: float, n_nodes: int = 121) -> ReplicaResult:
+def replica_pt_error(task: Task, alpha_pt: float, c_pt: float, n_nodes: int = 6) -> ReplicaResult:
     """Replica prediction of the PT error ``‖β̂_PT − β*_PT‖²/D`` (C ≡ c_PT)."""
-    return ScalarChannel([task.rho_pt, 1 - task.rho_pt], [1 / np.sqrt(task.rho_pt), 0.0],
-                         [c_pt, c_pt], n_nodes=n_nodes).solve(alpha_pt)
+    if not isinstance(task, Task):
+        raise ValueError(f"task must be a Task, got {type(task).__name__}")
+    alpha_pt = V.scalar("alpha_pt", alpha_pt, 0.0, 1.0, lo_open=True, hi_open=True)
+    _check_knobs(c_pt=c_pt)
+    return _pt_channel(task, c_pt, n_nodes).solve(alpha_pt)

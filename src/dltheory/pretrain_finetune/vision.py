@@ -20,6 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from . import _validate as V
 from .representations import ensd, participation_ratio
 
 
@@ -44,12 +45,19 @@ def _subset(X, y, classes):
 
 
 def pretrain_mlp(X, y, classes, *, hidden: int = 256, steps: int = 300, lr: float = 1e-2,
-                 seed: int = 0) -> MLPParams:
-    """PT on the digits of ``classes`` (labels remapped to 0..K-1); nn.Linear-style init."""
+                 seed: int = 0, init_scale: float = 1.0) -> MLPParams:
+    """PT on the digits of ``classes`` (labels remapped to 0..K-1); nn.Linear-style init
+    multiplied by ``init_scale`` (the c_PT analogue: the scale of the PT initialisation)."""
+    V.integer("hidden", hidden, 1)
+    V.integer("steps", steps, 0)
+    V.scalar("lr", lr, 0.0, np.inf, lo_open=True)
+    V.scalar("init_scale", init_scale, 0.0, np.inf, lo_open=True)
+    if len(classes) < 2:
+        raise ValueError(f"classes must name at least 2 classes, got {classes!r}")
     g = torch.Generator().manual_seed(seed)
     Xt, yt = _subset(np.asarray(X, dtype=np.float64), y, classes)
     d, k = Xt.shape[1], len(classes)
-    u = lambda shape, fan: (torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1) / np.sqrt(fan)
+    u = lambda shape, fan: init_scale * (torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1) / np.sqrt(fan)
     p = [u((hidden, d), d), u((hidden,), d), u((k, hidden), hidden), u((k,), hidden)]
     for t in p:
         t.requires_grad_(True)
@@ -72,15 +80,22 @@ class FTOutcome:
 
 def finetune_mlp(pt: MLPParams, X_tr, y_tr, X_te, y_te, *, kappa: float, gamma: float,
                  steps: int = 300, lr: float = 0.5, seed: int = 0) -> FTOutcome:
-    """Apply (κ, γ), fine-tune both layers by GD on (X_tr, y_tr) (binary labels 0/1), return
-    test accuracy and the PR/ENSD of the hidden layer on ``X_te`` before and after FT."""
-    if kappa <= 0 or gamma < 0:
-        raise ValueError(f"kappa must be > 0 and gamma >= 0, got kappa={kappa}, gamma={gamma}")
+    """Apply (κ, γ), fine-tune both layers by GD on (X_tr, y_tr) (labels 0..K-1, K = number
+    of FT classes), return test accuracy and the PR/ENSD of the hidden layer on ``X_te``
+    before and after FT."""
+    V.scalar("kappa", kappa, 0.0, np.inf, lo_open=True)
+    V.scalar("gamma", gamma, 0.0, np.inf)
+    V.integer("steps", steps, 0)
+    V.scalar("lr", lr, 0.0, np.inf, lo_open=True)
+    y_tr, y_te = np.asarray(y_tr), np.asarray(y_te)
+    if len(y_tr) < 1 or len(X_tr) != len(y_tr) or len(X_te) != len(y_te):
+        raise ValueError("X_tr/y_tr and X_te/y_te must be non-empty and of matching lengths")
+    k = int(max(y_tr.max(), y_te.max(), 1)) + 1
     g = torch.Generator().manual_seed(seed)
     hdim = pt.W1.shape[0]
     W1, b1 = (kappa * pt.W1).clone(), (kappa * pt.b1).clone()
-    W2 = gamma / np.sqrt(hdim) * torch.randn((2, hdim), generator=g, dtype=torch.float64)
-    b2 = torch.zeros(2, dtype=torch.float64)
+    W2 = gamma / np.sqrt(hdim) * torch.randn((k, hdim), generator=g, dtype=torch.float64)
+    b2 = torch.zeros(k, dtype=torch.float64)
     params = [W1, b1, W2, b2]
     for t in params:
         t.requires_grad_(True)
@@ -107,8 +122,11 @@ def mean_ci(x, level: float = 0.95):
     from scipy import stats
 
     x = np.asarray(x, dtype=float)
+    V.scalar("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
     if x.size < 2:
-        raise ValueError(f"need at least 2 samples, got {x.size}")
+        raise ValueError(f"x: need at least 2 samples, got {x.size}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("x must be finite")
     m, se = x.mean(), x.std(ddof=1) / np.sqrt(x.size)
     half = stats.t.ppf(0.5 + level / 2, x.size - 1) * se
     return float(m), float(m - half), float(m + half)
@@ -120,3 +138,11 @@ def binary_task(split, classes=(8, 9)):
     mtr, mte = np.isin(split.y_train, classes), np.isin(split.y_test, classes)
     return (split.X_train[mtr], (split.y_train[mtr] == b).astype(np.int64),
             split.X_test[mte], (split.y_test[mte] == b).astype(np.int64))
+
+
+def shift_task(split, classes=tuple(range(8))):
+    """A distribution shift (an SVHN-like stand-in): the PT ``classes``, intensity-inverted
+    (``x -> 1 - x``), as a K-way task; returns ``(X_pool, y_pool, X_te, y_te)``."""
+    mtr, mte = np.isin(split.y_train, classes), np.isin(split.y_test, classes)
+    lab = lambda y: np.searchsorted(np.asarray(sorted(classes)), y).astype(np.int64)
+    return (1.0 - split.X_train[mtr], lab(split.y_train[mtr]), 1.0 - split.X_test[mte], lab(split.y_test[mte]))

@@ -1,0 +1,198 @@
+"""The chapter's figures, one function per figure: ``(tables, cfg) -> Figure``.
+
+Theory is dashed, simulation markers (mean ± s.e. over seeds); titles name the data and scale.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from .. import plotting
+from .regimes import CORNERS, l_order_pd
+
+_TRI = np.array([[1, 0], [2, 0], [2, -1], [1, 0]])
+
+
+def _mean(df, keys):
+    return df.groupby(list(keys), sort=False).agg(sim=("sim", "mean"), sem=("sim", "sem")).reset_index()
+
+
+def flow(small: pd.DataFrame, cfg):
+    g = small.groupby("tau", sort=False)[["w_err", "inv_err"]].max().reset_index()
+    fig, ax = plt.subplots()
+    plotting.sim(ax, g.tau, g.w_err, label="weights vs closed form", color=plotting.color(0))
+    plotting.sim(ax, g.tau, g.inv_err, label="invariant drift", color=plotting.color(1), marker="s")
+    plotting.loglog(ax, xlabel=r"step size $\tau$", ylabel="max abs error",
+                    title=f"GD vs gradient flow ({plotting.scale_tag(cfg.scale, f'D={cfg.d_small}')})")
+    plotting.slope_line(ax, 1.0, anchor=(g.tau.iloc[-1], g.w_err.iloc[-1]), offset=0.6, label="slope 1 (O(τ))")
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
+    ax.set_xticks(list(g.tau), [f"{t:g}" for t in g.tau])
+    ax.legend()
+    return fig
+
+
+def regimes_map(cfg):
+    """(ℓ, PD) over (λ_PT, log c_PT) at |β_FT| = |β_PT| = 1, and the trade-off triangle."""
+    lam = np.linspace(-1, 1, cfg.grid)
+    logc = np.linspace(-5, 2, cfg.grid)
+    LL, LC = np.meshgrid(lam, logc)
+    ell, pd_ = l_order_pd(1.0, 1.0, 10.0**LC, LL, cfg.gamma)
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.3))
+    ext = (-1, 1, logc[0], logc[-1])
+    for ax, m, name, cmap in ((axes[0], ell, r"$\ell$-order", "viridis"), (axes[1], pd_, "PD", "magma")):
+        im = ax.imshow(m, origin="lower", extent=ext, aspect="auto", cmap=cmap)
+        fig.colorbar(im, ax=ax)
+        ax.set_xlabel(r"$\lambda_{PT}$")
+        ax.set_ylabel(r"$\log_{10} c_{PT}$")
+        ax.set_title(f"{name} at $|\\beta_{{FT}}|=|\\beta_{{PT}}|=1$, $\\gamma={cfg.gamma:.0e}$", fontsize=9)
+        ax.grid(False)
+    axes[2].plot(_TRI[:, 0], _TRI[:, 1], color="0.3", lw=1)
+    axes[2].scatter(ell.ravel()[::7], pd_.ravel()[::7], s=3, c=LL.ravel()[::7], cmap="coolwarm", alpha=0.6)
+    for name, k in CORNERS.items():
+        e_, p_ = l_order_pd(k["beta_ft"], k["beta_pt"], k["c_pt"], k["lam_pt"], k["gamma"])
+        axes[2].annotate(name, (float(e_), float(p_)), fontsize=10, weight="bold")
+    axes[2].set_xlabel(r"$\ell$-order")
+    axes[2].set_ylabel("PD")
+    axes[2].set_title(r"all points lie in $1 \leq \ell+\mathrm{PD} \leq 2$", fontsize=9)
+    fig.suptitle(f"Regimes of the FT potential ({plotting.scale_tag(cfg.scale, 'closed form')})", fontsize=10)
+    return fig
+
+
+def replica_vs_sim(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
+    tasks = list(dict.fromkeys(sim.task))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(11, 3.3), sharey=True)
+    cur = curves[curves.curve == "alpha"]
+    m = _mean(sim, ["task", "regime", "alpha"])
+    for ax, t in zip(axes, tasks, strict=True):
+        for i, r in enumerate(cfg.regimes):
+            col = plotting.color(i)
+            c = cur[(cur.task == t) & (cur.regime == r)]
+            plotting.theory(ax, c.alpha, c.replica, color=col, label=None)
+            s = m[(m.task == t) & (m.regime == r)]
+            plotting.sim(ax, s.alpha, s.sim, yerr=s["sem"], color=col, label=f"regime {r}")
+        ax.set_title(str(cfg.tasks[t]).replace("Task", t + " "), fontsize=8)
+        ax.set_xlabel(r"$\alpha_{FT} = N_{FT}/D$")
+    axes[0].set_ylabel(r"FT error $\|\hat\beta-\beta^*\|^2/\|\beta^*\|^2$")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"Replica (dashed) vs exact minimisers (markers; D={cfg.d_sim}, {cfg.n_seeds} seeds; "
+                 f"{plotting.scale_tag(cfg.scale, 'teacher-student')})", fontsize=10)
+    return fig
+
+
+def lambda_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
+    lam = curves[curves.curve == "lambda"]
+    s = _mean(sim[(sim.alpha == cfg.alpha_ft) & sim.regime.isin(["I", "II", "IV"])], ["task", "regime"])
+    lam_of = {r: cfg.regimes[r][1] for r in ("I", "II", "IV")}
+    xs = {x: i for i, x in enumerate(cfg.lams)}
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    for i, (t, g) in enumerate(lam.groupby("task", sort=False)):
+        col = plotting.color(i)
+        pos = np.interp(g.lam, cfg.lams, np.arange(len(cfg.lams)))
+        plotting.theory(ax, pos, g.replica, color=col, marker="o", ms=3, label=f"{t} (replica)")
+        j = int(np.argmin(g.replica.to_numpy()))
+        ax.plot(pos[j], g.replica.iloc[j], marker="*", ms=12, color=col, ls="none", zorder=5)
+        ss = s[s.task == t]
+        px = np.interp([lam_of[r] for r in ss.regime], cfg.lams, np.arange(len(cfg.lams)))
+        plotting.sim(ax, px, ss.sim, yerr=ss["sem"], color=col, label=f"{t} (sim)")
+    ax.set_xticks(list(xs.values()), [f"{x:g}" for x in xs], rotation=30)
+    ax.set_yscale("log")
+    ax.set_xlabel(r"$\lambda_{PT}$ (first layer small $\leftarrow$ $\rightarrow$ large)")
+    ax.set_ylabel("FT error")
+    ax.set_title(f"Best relative scale per task, α_FT={cfg.alpha_ft:g} (★ = replica best; "
+                 f"{plotting.scale_tag(cfg.scale)})", fontsize=9)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return fig
+
+
+def knob_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
+    for ax, knob, lab in ((axes[0], "gamma", r"readout re-init $\gamma_{FT}$"), (axes[1], "c", r"PT scale $c_{PT}$")):
+        cur = curves[curves.curve == knob]
+        ss = sim[sim.knob == knob].assign(value=lambda d, k=knob: d[k])
+        m = _mean(ss, ["task", "value"])
+        for i, (t, g) in enumerate(cur.groupby("task", sort=False)):
+            col = plotting.color(i)
+            plotting.theory(ax, g[knob], g.replica, color=col, label=None)
+            s = m[m.task == t]
+            plotting.sim(ax, s.value, s.sim, yerr=s["sem"], color=col, label=t)
+        ax.set_xscale("log")
+        ax.set_xlabel(lab)
+        ax.set_title(f"λ_PT={cfg.lam_iv:g}, α_FT={cfg.alpha_ft:g}", fontsize=9)
+    axes[0].set_ylabel("FT error")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"Sweeping γ and c_PT: replica (dashed) vs exact minimisers ({plotting.scale_tag(cfg.scale)})",
+                 fontsize=10)
+    return fig
+
+
+def learned_path(path: pd.DataFrame, cfg):
+    fig, ax = plt.subplots(figsize=(4.6, 3.6))
+    ax.plot(_TRI[:, 0], _TRI[:, 1], color="0.3", lw=1)
+    ax.plot(path.ell, path.pd, color="0.6", lw=0.8, zorder=1)
+    sc = ax.scatter(path.ell, path.pd, c=path.lam, cmap="coolwarm", zorder=3)
+    fig.colorbar(sc, ax=ax, label=r"$\lambda_{PT}$")
+    ax.set_xlabel(r"$\ell$-order of $\hat\beta_{FT}$")
+    ax.set_ylabel("PD")
+    ax.set_title(f"Learned path ({plotting.scale_tag(cfg.scale, f'D={cfg.d_sim}')})")
+    return fig
+
+
+def imperfect(th: pd.DataFrame, sim: pd.DataFrame, cfg):
+    fig, ax = plt.subplots(figsize=(7.2, 3.5))
+    lams = list(cfg.lams_imperfect)
+    pos = np.arange(len(lams))
+    for j, (a_pt, ls) in enumerate(((1.0, ":"), (cfg.alpha_pt, "-"))):
+        for i, a in enumerate(cfg.alphas_ft_imperfect):
+            g = th[(th.alpha_pt == a_pt) & (th.alpha_ft == a)].set_index("lam").replica.reindex(lams)
+            name = "perfect" if a_pt == 1.0 else f"α_PT={a_pt:g}"
+            plotting.theory(ax, pos, g.to_numpy(), color=plotting.color(i), ls=ls, marker="o", ms=3,
+                            label=f"{name}, α_FT={a:g}")
+    m = _mean(sim, ["lam"]).set_index("lam").reindex(lams)
+    i_max = len(cfg.alphas_ft_imperfect) - 1
+    plotting.sim(ax, pos, m.sim, yerr=m["sem"], color=plotting.color(i_max), label=f"sim, α_PT={cfg.alpha_pt:g}")
+    ax.set_xticks(pos, [f"{x:g}" for x in lams])
+    ax.set_yscale("log")
+    ax.set_xlabel(r"$\lambda_{PT}$")
+    ax.set_ylabel("FT error")
+    ax.set_title(f"Imperfect PT, full overlap ({plotting.scale_tag(cfg.scale, f'D={cfg.d_imperfect}')})", fontsize=9)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return fig
+
+
+def vision(vis: pd.DataFrame, cfg):
+    tasks = list(dict.fromkeys(vis.ft_task))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(11, 3.2))
+    for ax, t in zip(axes, tasks, strict=True):
+        g = vis[vis.ft_task == t].groupby(["intervention", "n"], sort=False).acc.agg(["mean", "sem"]).reset_index()
+        for i, (name, h) in enumerate(g.groupby("intervention", sort=False)):
+            plotting.sim(ax, h.n * (1 + 0.03 * i), h["mean"], yerr=h["sem"], color=plotting.color(i),
+                         label=name, ls="-", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("FT examples n")
+        ax.set_title(t, fontsize=9)
+    axes[0].set_ylabel("test accuracy")
+    axes[-1].legend(fontsize=6)
+    fig.suptitle(f"Digits stand-in, PT on 0-7 ({plotting.scale_tag(cfg.scale, f'{cfg.vision_seeds} seeds')})",
+                 fontsize=10)
+    return fig
+
+
+def explore_lambda(rho_pt=0.2, rho_sh=0.25, rho_new=0.05, alpha_ft=0.2, log10_c=-3.0, log10_gamma=-3.0):
+    """Replica FT error against λ_PT for the three tasks (theory only, for the explore cell)."""
+    from .data import make_tasks
+    from .replica import replica_error
+
+    lams = np.array([-1.0, -0.999, -0.99, -0.9, -0.5, 0.0, 0.5, 1.0])
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    for i, (name, task) in enumerate(make_tasks(rho_pt, rho_sh, rho_new).items()):
+        e = [replica_error(task, alpha_ft, 10**log10_c, lam, 10**log10_gamma).error for lam in lams]
+        plotting.theory(ax, np.arange(len(lams)), e, color=plotting.color(i), marker="o", ms=3, label=name)
+    ax.set_xticks(np.arange(len(lams)), [f"{x:g}" for x in lams], rotation=30)
+    ax.set_yscale("log")
+    ax.set_xlabel(r"$\lambda_{PT}$")
+    ax.set_ylabel("FT error (replica)")
+    ax.set_title(f"ρ_PT={rho_pt:g}, α_FT={alpha_ft:g}, c_PT=1e{log10_c:g}, γ=1e{log10_gamma:g}", fontsize=9)
+    ax.legend(fontsize=7)
+    return fig

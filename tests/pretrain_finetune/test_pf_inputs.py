@@ -107,3 +107,17 @@ def test_config_rejects_out_of_domain(field, knob):
             Config.for_scale("smoke", **{field: bad})
     with pytest.raises(ValueError, match="SEED"):
         Config.for_scale("smoke", seed=-1)
+
+
+def test_config_joint_constraint_and_sampler():
+    from dltheory.pretrain_finetune.config import CI_SETTINGS, FIELD, sample_setting
+
+    with pytest.raises(ValueError, match="sparsest FT task"):
+        Config.for_scale("smoke", rho_pt=0.02, rho_sh=0.1)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        s = sample_setting(rng)
+        cfg = Config.for_scale("smoke", **{FIELD[k]: v for k, v in s.items()})
+        assert cfg.rho_min * cfg.d_eff >= cfg.min_active - 1e-9
+    for s in CI_SETTINGS:
+        Config.for_scale("smoke", **{FIELD[k]: v for k, v in s.items()})

@@ -91,3 +91,19 @@ def test_two_stage_uses_the_quadrature_setting_and_approaches_perfect_pt():
     assert np.isclose(a, b, rtol=1e-4, atol=1e-8)
     perfect = replica_error(t, 0.3, 1e-3, 0.0, 1e-3).error
     assert perfect <= b + 1e-9
+
+
+def test_batched_dual_newton_matches_numpy():
+    from dltheory.pretrain_finetune.bias import solve_bias_batched
+    from dltheory.pretrain_finetune.config import Config
+    from dltheory.pretrain_finetune.experiments import regime_task
+
+    cfg = Config.for_scale("smoke", d_sim=120, n_seeds=2)
+    a = regime_task(cfg, {"task": "subset", "regime": "IV", "alpha": 0.3})
+    runs = [run_exact(cfg.tasks["subset"], cfg.d_eff, 0.3, 1e-3, -0.9, 1e-3, seed=s) for s in cfg.seeds]
+    X = np.stack([r.X for r in runs])
+    beta, res = solve_bias_batched(X, np.stack([r.X @ r.star_ft for r in runs]), np.stack([r.c_d for r in runs]))
+    assert np.abs(beta - np.stack([r.beta_ft for r in runs])).max() < 1e-6
+    assert np.allclose([x["sim"] for x in a], [r.rel_error for r in runs])
+    with pytest.raises(ValueError, match="c must lie in"):
+        solve_bias_batched(X, np.zeros(X.shape[:2]), 0.0)

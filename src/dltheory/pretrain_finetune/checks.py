@@ -91,7 +91,7 @@ def replica(ledger, cfg, sim: pd.DataFrame, l2_dev: float):
     a = _agg(sim, ["task", "regime", "alpha"])
     rho = float(spearmanr(a.replica, a.sim).statistic)
     ledger.check("PF.replica.vs_sim", "replica vs exact minimisers: Spearman rank correlation over all points",
-                 rho, lo=cfg.spearman_min, note=f"{len(a)} points, D={cfg.d_sim}, {cfg.n_seeds} seeds")
+                 rho, lo=cfg.spearman_min, note=f"{len(a)} points, D={cfg.d_eff}, {cfg.n_seeds} seeds")
     _ratio_claim(ledger, cfg, "PF.replica.vs_sim_ratio", "replica vs exact minimisers: median of "
                  "simulated / replica error", a)
     return a
@@ -203,7 +203,7 @@ def imperfect(ledger, cfg, th: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
         ledger.inconclusive("PF.imperfect_pt.sim", st, note="the replica's best is +1 here: nothing to compare")
         return piv.reset_index()
     m, se = _paired(sim, "lam", 1.0, lam_best)
-    note = (f"mean {m:+.4f} ± {se:.4f} (s.e.), D={cfg.d_imperfect}, {cfg.n_seeds_imperfect} seeds; "
+    note = (f"mean {m:+.4f} ± {se:.4f} (s.e.), D={cfg.d_imp}, {cfg.n_seeds_imperfect} seeds; "
             f"replica margin {margin:.4f}")
     if abs(m) < cfg.order_k * se:
         ledger.inconclusive("PF.imperfect_pt.sim", st, m, note=note + f"; |z| < {cfg.order_k:g}")

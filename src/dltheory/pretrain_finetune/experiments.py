@@ -55,7 +55,7 @@ def run_exact(task: Task, d: int, alpha_ft: float, c_pt: float, lam_pt: float, g
     ``C ≡ c_PT``) followed by the exact rebalanced-FT minimiser."""
     _check_run_args(d, alpha_ft, c_pt, lam_pt, gamma, alpha_pt)
     rng = as_generator(seed)
-    s_pt, s_ft = sample_teachers(task, d, rng)
+    s_pt, s_ft = _teachers(task, d, rng)
     if alpha_pt is None or alpha_pt >= 1:
         b_pt = s_pt
     else:
@@ -65,6 +65,17 @@ def run_exact(task: Task, d: int, alpha_ft: float, c_pt: float, lam_pt: float, g
     cd = ft_scales(b_pt, c_pt, lam_pt, gamma)
     b_ft = solve_bias(X, X @ s_ft, cd).beta
     return FTRun(float(gen_error(b_ft, s_ft)), b_ft, b_pt, s_ft, s_pt, X, cd)
+
+
+def _teachers(task, d, rng):
+    """Teachers conditioned on a non-zero FT teacher (redrawn from the same stream; matters
+    only when rho_FT * D is a few coordinates)."""
+    s_pt, s_ft = sample_teachers(task, d, rng)
+    for _ in range(100):
+        if np.any(s_ft) and np.any(s_pt):
+            break
+        s_pt, s_ft = sample_teachers(task, d, rng)
+    return s_pt, s_ft
 
 
 def _check_run_args(d, alpha_ft, c_pt, lam_pt, gamma, alpha_pt):
@@ -180,12 +191,33 @@ def regime_task(cfg, task: dict) -> list[dict]:
     c, lam = cfg.regimes[task["regime"]] if "regime" in task else (task["c"], task["lam"])
     gamma = task.get("gamma", cfg.gamma)
     rep = _replica(cfg, t, task["alpha"], c, lam, gamma)
+    if cfg.device != "cpu":  # all seeds in one batched dual Newton on the device
+        return _regime_batched(cfg, t, task["alpha"], c, lam, gamma, rep)
     rows = []
     for s in cfg.seeds:
-        run = run_exact(t, cfg.d_sim, task["alpha"], c, lam, gamma, seed=s)
+        run = run_exact(t, cfg.d_eff, task["alpha"], c, lam, gamma, seed=s)
         rows.append({"seed": s, "sim": run.rel_error, "raw": run.error, "energy": run.teacher_energy,
                      "replica": rep})
     return rows
+
+
+def _regime_batched(cfg, t, alpha, c, lam, gamma, rep) -> list[dict]:
+    """The same draws as :func:`run_exact` (perfect PT), solved together by
+    :func:`~.bias.solve_bias_batched` on ``cfg.device``."""
+    from .bias import solve_bias_batched
+
+    stars, Xs, cds = [], [], []
+    for s in cfg.seeds:
+        rng = as_generator(s)
+        s_pt, s_ft = _teachers(t, cfg.d_eff, rng)
+        Xs.append(sample_design(max(1, round(alpha * cfg.d_eff)), cfg.d_eff, rng))
+        stars.append(s_ft)
+        cds.append(ft_scales(s_pt, c, lam, gamma))
+    X, star = np.stack(Xs), np.stack(stars)
+    beta, _ = solve_bias_batched(X, np.einsum("bnd,bd->bn", X, star), np.stack(cds), device=cfg.device)
+    err, rel = gen_error(beta, star), rel_error(beta, star)
+    return [{"seed": s, "sim": float(rel[i]), "raw": float(err[i]), "energy": float(np.mean(star[i] ** 2)),
+             "replica": rep} for i, s in enumerate(cfg.seeds)]
 
 
 def regimes_vs_sim(cfg, **kw):
@@ -236,7 +268,7 @@ def gd_vs_exact(cfg, **kw):
 
 
 def path_task(cfg, task: dict) -> dict:
-    run = run_exact(cfg.tasks["full overlap"], cfg.d_sim, 0.3, cfg.c_pt, task["lam"], cfg.gamma, seed=cfg.seed + 11)
+    run = run_exact(cfg.tasks["full overlap"], cfg.d_eff, 0.3, cfg.c_pt, task["lam"], cfg.gamma, seed=cfg.seed + 11)
     ell, pd = learned_l_pd(run, cfg.c_pt, task["lam"], cfg.gamma)
     return {"ell": ell, "pd": pd}
 
@@ -255,11 +287,11 @@ def imperfect_theory_task(cfg, task: dict) -> dict:
 def imperfect_sim_task(cfg, task: dict) -> list[dict]:
     """Imperfect PT by exact minimisers: PT on N_PT = α_PT D, then FT at every λ."""
     t = cfg.tasks["full overlap"]
-    d, a_ft = cfg.d_imperfect, task["alpha_ft"]
+    d, a_ft = cfg.d_imp, task["alpha_ft"]
     rows = []
     for s in range(1000 * cfg.seed, 1000 * cfg.seed + cfg.n_seeds_imperfect):
         rng = as_generator(10_000 + s)
-        s_pt, s_ft = sample_teachers(t, d, rng)
+        s_pt, s_ft = _teachers(t, d, rng)
         Xp = sample_design(max(1, round(cfg.alpha_pt * d)), d, rng)
         b_pt = solve_bias(Xp, Xp @ s_pt, cfg.c_pt).beta
         X = sample_design(max(1, round(a_ft * d)), d, rng)

@@ -76,7 +76,7 @@ def replica_vs_sim(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
         ax.set_xlabel(r"$\alpha_{FT} = N_{FT}/D$")
     axes[0].set_ylabel(r"FT error $\|\hat\beta-\beta^*\|^2/\|\beta^*\|^2$")
     axes[0].legend(fontsize=7)
-    fig.suptitle(f"Replica (dashed) vs exact minimisers (markers; D={cfg.d_sim}, {cfg.n_seeds} seeds; "
+    fig.suptitle(f"Replica (dashed) vs exact minimisers (markers; D={cfg.d_eff}, {cfg.n_seeds} seeds; "
                  f"{plotting.scale_tag(cfg.scale, 'teacher-student')})", fontsize=10)
     return fig
 
@@ -135,7 +135,7 @@ def learned_path(path: pd.DataFrame, cfg):
     fig.colorbar(sc, ax=ax, label=r"$\lambda_{PT}$")
     ax.set_xlabel(r"$\ell$-order of $\hat\beta_{FT}$")
     ax.set_ylabel("PD")
-    ax.set_title(f"Learned path ({plotting.scale_tag(cfg.scale, f'D={cfg.d_sim}')})")
+    ax.set_title(f"Learned path ({plotting.scale_tag(cfg.scale, f'D={cfg.d_eff}')})")
     return fig
 
 
@@ -156,7 +156,7 @@ def imperfect(th: pd.DataFrame, sim: pd.DataFrame, cfg):
     ax.set_yscale("log")
     ax.set_xlabel(r"$\lambda_{PT}$")
     ax.set_ylabel("FT error")
-    ax.set_title(f"Imperfect PT, full overlap ({plotting.scale_tag(cfg.scale, f'D={cfg.d_imperfect}')})", fontsize=9)
+    ax.set_title(f"Imperfect PT, full overlap ({plotting.scale_tag(cfg.scale, f'D={cfg.d_imp}')})", fontsize=9)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return fig
 

@@ -212,3 +212,15 @@ def test_training_bad_inputs():
         cl.sharpness(m, loss, iters=0)
     with pytest.raises(ValueError, match="noise"):
         cl.teacher_regression(make(), make(), 8, (3,), seed=0, noise=math.nan)
+
+
+def test_explore_draws_theory_counts():
+    import matplotlib.pyplot as plt
+
+    from dltheory.conservation import figures
+    fig = figures.explore_counts(D_MODEL=6, HIDDEN=2, HEADS=3, HEAD_DIM=4, VALUE_DIM=2,
+                                 EXPERTS=4)
+    heights = [p.get_height() for p in fig.axes[0].patches]
+    assert heights[4] == 3 * (10 + 3)   # MHA: H [dk(dk+1)/2 + dv(dv+1)/2]
+    assert heights[5] == 3 * (2 + 3)    # RoPE: H [dk/2 + dv(dv+1)/2]
+    plt.close(fig)

@@ -10,8 +10,10 @@ import numpy as np
 import pandas as pd
 
 from .. import plotting
+from . import laws as L
 from . import theory
 from .config import Config
+from .models import FFN, MHA, MoE, NormSwiGLU, SwiGLU
 
 NAMES = {"gd": "GD", "sgd": "SGD", "heavy_ball": "heavy ball", "adam": "Adam"}
 
@@ -155,13 +157,17 @@ def real_data_tau(lm: pd.DataFrame, vit: pd.DataFrame, cfg: Config):
 
 
 def explore_counts(D_MODEL=4, HIDDEN=3, HEADS=2, HEAD_DIM=2, VALUE_DIM=2, EXPERTS=3):
-    """Theory only: the predicted law count of each block at the given dimensions."""
+    """Theory only: the predicted law count of each block at the given dimensions (from
+    ``laws.theory_count``; the blocks are built, nothing is computed on them)."""
     d, m, H, dk, dv, E = D_MODEL, HIDDEN, HEADS, HEAD_DIM, VALUE_DIM, EXPERTS
-    tri = lambda n: n * (n + 1) // 2  # noqa: E731
-    counts = {"linear": tri(min(m, d)), "ReLU": m, "GELU/SiLU": 0, "SwiGLU": m,
-              "MHA (+sin)": H * (tri(dk) + tri(dv)), "MHA+RoPE": H * (dk // 2 + tri(dv)),
-              "MHA+QK-norm": H * (2 + tri(dv)), "MoE softmax": E * m + d,
-              "MoE top-1 renorm.": E * m + E * d, "RMSNorm+SwiGLU": m + d}
+    dk = max(2, dk - dk % 2)
+    blocks = {"linear": FFN(d, min(m, d), d, "linear"), "ReLU": FFN(d, m, 2, "relu"),
+              "GELU/SiLU": FFN(d, m, 2, "gelu"), "SwiGLU": SwiGLU(d, m, 2),
+              "MHA (+sin)": MHA(d, H, dk, dv, 3), "MHA+RoPE": MHA(d, H, dk, dv, 3, pe="rope"),
+              "MHA+QK-norm": MHA(d, H, dk, dv, 3, qk_norm=True), "MoE softmax": MoE(d, m, E, 2),
+              "RMSNorm+SwiGLU": NormSwiGLU(d, m, 2, "rms")}
+    counts = {name: L.theory_count(b) for name, b in blocks.items()}
+    counts["MoE top-1 renorm."] = L.renorm_top1_count(MoE(d, m, E, 2, topk=1, renorm=True))
     fig, ax = plt.subplots(figsize=(8.0, 3.2))
     ax.bar(range(len(counts)), list(counts.values()), color=plotting.color(0))
     ax.set_xticks(range(len(counts)), list(counts), rotation=30, ha="right", fontsize=8)
@@ -169,4 +175,3 @@ def explore_counts(D_MODEL=4, HIDDEN=3, HEADS=2, HEAD_DIM=2, VALUE_DIM=2, EXPERT
            f"dk={dk}, dv={dv}, E={E})")
     fig.tight_layout()
     return fig
-

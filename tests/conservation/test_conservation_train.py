@@ -127,3 +127,15 @@ def test_multilayer_lm_has_laws_per_layer():
     assert tr.identity_residual() < 1e-13
     with pytest.raises(ValueError, match="n_layers"):
         cl.TinyLM(5, 8, 2, 2, 2, 5, 3, 4, n_layers=0)
+
+
+def test_batched_gd_matches_the_loop():
+    make, loss = swiglu_task(4)
+    w1 = cl.early_window(make, loss, cl.laws_for, tl_max=0.32, ks=[5, 10], batched=True)
+    w2 = cl.early_window(make, loss, cl.laws_for, tl_max=0.32, ks=[5, 10], lam=w1.lam,
+                         batched=False)
+    np.testing.assert_allclose(w1.err, w2.err, rtol=1e-9, atol=1e-15)
+    assert max(t.identity_residual() for t in w1.trajs) < 1e-13
+    with pytest.raises(ValueError, match="batched"):
+        cl.early_window(make, loss, cl.laws_for, tl_max=0.32, ks=[5, 10], lam=w1.lam,
+                        optimizer="adam", batched=True)

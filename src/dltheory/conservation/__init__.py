@@ -68,6 +68,7 @@ from .train import (
     sharpness,
     sweep,
     train,
+    train_gd_batched,
 )
 
 __all__ = [
@@ -80,5 +81,5 @@ __all__ = [
     "sample_inputs",
     "TinyLM", "TinyViT", "ce_loss", "lm_batch", "patchify", "teacher_regression",
     "EarlyWindow", "ExponentFit", "Trajectory", "early_window", "errors_at", "fit_tau_k",
-    "sharpness", "sweep", "train",
+    "sharpness", "sweep", "train", "train_gd_batched",
 ]

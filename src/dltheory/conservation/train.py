@@ -244,12 +244,14 @@ class EarlyWindow:
 def early_window(make_model: Callable[[], nn.Module], loss_fn: Callable, families_of: Callable,
                  *, tl_max: float, ks, ratios=(0.125, 0.25, 0.5, 1.0), optimizer: str = "gd",
                  lam: float | None = None, names: list[str] | None = None,
-                 **kw) -> EarlyWindow:
+                 batched: bool | None = None, **kw) -> EarlyWindow:
     """Sweep tau on a grid placed in the natural time units of the problem:
     ``tau_i = ratios[i] * tl_max / (max(ks) * lambda_max)``, so that the largest
     ``tau * k * lambda_max`` equals ``tl_max`` (the gradients barely change when it is << 1).
     lambda_max is the sharpness at initialisation (computed unless ``lam`` is given).
-    Extra keywords go to ``sweep`` (optimizer options, ``lr_scale``, ...)."""
+    Extra keywords go to ``sweep`` (optimizer options, ``lr_scale``, ...). ``batched``: run
+    the whole tau grid at once with ``train_gd_batched`` (plain GD only); default: on CUDA
+    (on a CPU the per-tau loop is faster)."""
     if not (math.isfinite(tl_max) and tl_max > 0):
         raise ValueError(f"tl_max must be a finite number > 0, got {tl_max}")
     ks = np.asarray(ks, dtype=int)
@@ -260,7 +262,78 @@ def early_window(make_model: Callable[[], nn.Module], loss_fn: Callable, familie
     if lam is None:
         lam = sharpness(make_model(), loss_fn)
     taus = np.asarray(ratios, dtype=float) * tl_max / (ks.max() * lam)
-    trajs = sweep(make_model, loss_fn, families_of, taus=taus, steps=int(ks.max()),
-                  optimizer=optimizer, **kw)
+    if batched is None:
+        dev = next(make_model().parameters()).device
+        batched = optimizer == "gd" and not kw and dev.type == "cuda"
+    if batched:
+        if optimizer != "gd" or kw:
+            raise ValueError("batched=True supports plain GD only (no optimizer options)")
+        trajs = train_gd_batched(make_model, loss_fn, families_of(make_model()), taus=taus,
+                                 steps=int(ks.max()))
+    else:
+        trajs = sweep(make_model, loss_fn, families_of, taus=taus, steps=int(ks.max()),
+                      optimizer=optimizer, **kw)
     err = errors_at(trajs, ks, names)
     return EarlyWindow(taus, ks, err, fit_tau_k(taus, ks, err), float(lam), trajs)
+
+
+class _Functional(nn.Module):
+    """Calls ``model`` with the parameter dict ``params`` (for ``torch.func``)."""
+
+    def __init__(self, model: nn.Module, params: dict):
+        super().__init__()
+        object.__setattr__(self, "_model", model)
+        object.__setattr__(self, "_params", params)
+
+    def forward(self, *args):
+        from torch.func import functional_call
+        return functional_call(self._model, self._params, args)
+
+
+def train_gd_batched(make_model: Callable[[], nn.Module], loss_fn: Callable,
+                     families: list[LawFamily], *, taus, steps: int) -> list[Trajectory]:
+    """Full-batch GD from the same initialisation at every step size of ``taus`` at once.
+
+    The parameters of the ``len(taus)`` runs are stacked and every step is one ``vmap`` of
+    ``torch.func.grad`` over them (batched kernels on the device, no host synchronisation
+    inside the loop); the records are moved to the host once at the end. Returns the same
+    trajectories as ``train(..., optimizer="gd")`` for each tau.
+    """
+    from torch.func import grad, vmap
+
+    taus = [float(t) for t in taus]
+    if not taus or not all(math.isfinite(t) and t > 0 for t in taus):
+        raise ValueError(f"taus must be finite numbers > 0, got {taus}")
+    if int(steps) != steps or steps < 1:
+        raise ValueError(f"steps must be a positive integer, got {steps!r}")
+    model = make_model()
+    p0 = {n: p.detach() for n, p in model.named_parameters()}
+    P = {n: v.unsqueeze(0).repeat(len(taus), *([1] * v.ndim)).clone() for n, v in p0.items()}
+    tau = torch.tensor(taus, dtype=next(iter(p0.values())).dtype,
+                       device=next(iter(p0.values())).device)
+
+    def loss_of(params):
+        return loss_fn(_Functional(model, params), None)
+
+    def laws(params):
+        return {f.name: f(params) for f in families}
+
+    g_fn = vmap(grad(lambda p: loss_of(p), has_aux=False))
+    l_fn, h_fn = vmap(loss_of), vmap(laws)
+    hs, qs, gsq, losses = [h_fn(P)], [], [], []
+    for _ in range(int(steps)):
+        losses.append(l_fn(P).detach())
+        G = g_fn(P)
+        qs.append(h_fn(G))
+        gsq.append(sum((x.reshape(len(taus), -1) ** 2).sum(1) for x in G.values()))
+        with torch.no_grad():
+            P = {n: P[n] - tau.reshape(-1, *([1] * (P[n].ndim - 1))) * G[n] for n in P}
+        hs.append(h_fn(P))
+    names = [f.name for f in families]
+    H = {n: torch.stack([h[n] for h in hs], 1).detach().cpu().numpy() for n in names}
+    Q = {n: torch.stack([q[n] for q in qs], 1).detach().cpu().numpy() for n in names}
+    GS = torch.stack(gsq, 1).detach().cpu().numpy()
+    LS = torch.stack(losses, 1).detach().cpu().numpy()
+    kinds = {f.name: f.kind for f in families}
+    return [Trajectory("gd", t, 0.0, {n: H[n][i] for n in names}, {n: Q[n][i] for n in names},
+                       GS[i], LS[i], kinds) for i, t in enumerate(taus)]

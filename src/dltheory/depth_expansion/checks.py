@@ -64,35 +64,33 @@ def signal(ledger, cfg, ex: pd.DataFrame) -> None:
                       f"null keeps the mean part)")
 
 
+def _powered(ledger, cfg, id, statement, rows, t_col, value, t_all, what):
+    """Hard check of ``value`` > 0 over the seeds whose held-out t reaches cfg.power_t;
+    INCONCLUSIVE (soft) when no seed does."""
+    ts = ", ".join(f"{v:.1f}" for v in t_all)
+    pw = rows[rows[t_col] >= cfg.power_t]
+    if len(pw):
+        return ledger.check(id, statement, float(value(pw).min()), lo=1e-12,
+                            note=f"min over the {len(pw)} of {len(rows)} seeds with {what} t >= "
+                                 f"{cfg.power_t:g} (t = {ts})")
+    return ledger.inconclusive(id, statement, float(value(rows).min()),
+                               note=f"no seed has {what} t >= {cfg.power_t:g} (t = {ts}): the "
+                                    f"margin cannot be told from noise at this setting")
+
+
 def jumpboards(ledger, cfg, ex: pd.DataFrame) -> None:
     old = _old(ex)
-    ledger.check("DE.jumpboard.population",
-                 "the expanded class contains a jumpboard with strictly smaller population risk "
-                 f"(Delta_R > 0: lower end of its {cfg.ci_level:.0%} bootstrap interval > 0)",
-                 old.delta_R_lo.min(), lo=1e-12,
-                 note=f"min over {len(old)} seeds, evaluated on population half B; Delta_R = "
-                      f"{', '.join(f'{v:.3g}' for v in old.delta_R)}")
-    vis = old[old.t_train > cfg.z_min]
-    st = ("where Condition 1 holds on the training set, the training-set jumpboard lowers "
-          "the test risk (Delta_test^R > 0)")
-    if len(vis):
-        ledger.check("DE.jumpboard.transfer", st, vis.delta_test.min(), lo=1e-12,
-                     note=f"min over the {len(vis)} of {len(old)} seeds with t_S > {cfg.z_min:g} "
-                          f"(cross-fitted on the halves of S): t_S = "
-                          f"{', '.join(f'{v:.1f}' for v in old.t_train)}")
-    else:
-        ledger.check("DE.jumpboard.transfer", st, old.delta_test.min(), lo=1e-12, kind="soft",
-                     note=f"no seed has a training-set signal above noise (t_S = "
-                          f"{', '.join(f'{v:.1f}' for v in old.t_train)}): outside the regime "
-                          f"of the claim, so not evidence")
-    st = ("where Condition 1 holds on the training set, the training-set and population "
-          "directions agree (cos(C_S, C_pop) > 0)")
-    if len(vis):
-        ledger.check("DE.jumpboard.transfer.cos", st, vis.cos.min(), lo=1e-12,
-                     note=f"min over the {len(vis)} seeds with t_S > {cfg.z_min:g}")
-    else:
-        ledger.check("DE.jumpboard.transfer.cos", st, old.cos.min(), lo=1e-12, kind="soft",
-                     note="no seed has a training-set signal above noise: not evidence")
+    _powered(ledger, cfg, "DE.jumpboard.population",
+             "the expanded class contains a jumpboard with strictly smaller population risk "
+             f"(Delta_R > 0: lower end of its {cfg.ci_level:.0%} bootstrap interval > 0)",
+             old, "t_cond1", lambda r: r.delta_R_lo, old.t_cond1, "a held-out population")
+    _powered(ledger, cfg, "DE.jumpboard.transfer",
+             "the training-set jumpboard lowers the test risk (Delta_test^R > 0)",
+             old, "t_train", lambda r: r.delta_test, old.t_train,
+             "a training-set (cross-fitted)")
+    _powered(ledger, cfg, "DE.jumpboard.transfer.cos",
+             "the training-set and population directions agree (cos(C_S, C_pop) > 0)",
+             old, "t_train", lambda r: r.cos, old.t_train, "a training-set (cross-fitted)")
 
 
 def condition2(ledger, cfg, ex: pd.DataFrame) -> None:

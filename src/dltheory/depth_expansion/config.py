@@ -104,6 +104,12 @@ class Config:
     # Significance for sign claims: a one-sided z (or t) above 3 (about 1e-3 false-positive
     # rate per check), used for Condition 1 and the permutation test.
     z_min: float = 3.0
+    # Power rule for the jumpboard margins: at the best step the gain is about half the
+    # linear extrapolation while its noise is the slope's noise times the step, so the
+    # margin's t is about half the held-out slope's t; a margin can be decided (2 s.e.) only
+    # where that t is at least 2 * 2 * 1.5 = 6. Seeds below it are reported, not checked
+    # (added after a width-16, depth-2 setting had a margin within its noise).
+    power_t: float = 6.0
     # Null-mean formula: |mean_perm ||C_pi||^2 - exact| <= null_k * (Monte Carlo s.e.);
     # the s.e. is the spread over the n_perm permutations divided by sqrt(n_perm).
     null_k: float = 4.0
@@ -138,7 +144,7 @@ class Config:
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
         for name in ("lr", "B", "fd_eta", "eta_min", "eta_max", "fd_rtol", "z_min",
-                     "null_k", "lip_tol", "trend_k", "offdiag_max", "rms_margin"):
+                     "null_k", "lip_tol", "trend_k", "offdiag_max", "rms_margin", "power_t"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
                 raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
@@ -165,6 +171,14 @@ class Config:
         return max(self.n_train, self.prog_n, *self.align_ns)
 
     @property
+    def n_pop_eff(self) -> int:
+        """Population sample after the budget rule: doubled (at most) for networks cheaper
+        than the default, whose signals are weaker and whose evaluation is cheaper."""
+        if self.scale == "paper" or self.work_factor >= 1:
+            return self.n_pop
+        return 2 * round(self.n_pop * min(2.0, 1.0 / self.work_factor) / 2)
+
+    @property
     def etas(self) -> np.ndarray:
         return np.geomspace(self.eta_min, self.eta_max, self.n_eta)
 
@@ -179,12 +193,14 @@ class Config:
         """Cost of the main demonstration's network relative to width 64, depth 4."""
         return self.cost(self.width, self.depth) / self.cost(64, 4)
 
-    def budget_epochs(self, epochs: int) -> int:
+    def budget_epochs(self, epochs: int, floor: int | None = None) -> int:
         """Epochs after the budget rule (only at smoke and standard): divided by the work
-        factor when it exceeds one, never below ``min_epochs`` (nor above ``epochs``)."""
+        factor when it exceeds one, never below ``floor`` (default ``min_epochs``; the
+        block-only training and its control use 1) nor above ``epochs``."""
         if self.scale == "paper" or self.work_factor <= 1:
             return int(epochs)
-        return int(min(epochs, max(self.min_epochs, round(epochs / self.work_factor))))
+        lo = self.min_epochs if floor is None else floor
+        return int(min(epochs, max(lo, round(epochs / self.work_factor))))
 
     @property
     def align_steps_eff(self) -> int:

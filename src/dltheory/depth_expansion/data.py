@@ -100,9 +100,9 @@ def device_of(cfg) -> str:
 
 def pool_for(cfg) -> Pool:
     """The MNIST-1D pool of a Config (cached per process): ``n_pool_train`` training
-    samples, ``n_test`` test samples and ``n_pop`` population samples drawn with
+    samples, ``n_test`` test samples and ``n_pop_eff`` population samples drawn with
     ``cfg.seed``, on the Config's device, in its ``train_dtype``."""
-    return _pool_cached(cfg.n_pool_train, cfg.n_test, cfg.n_pop, cfg.seed, device_of(cfg),
+    return _pool_cached(cfg.n_pool_train, cfg.n_test, cfg.n_pop_eff, cfg.seed, device_of(cfg),
                         cfg.train_dtype)
 
 

@@ -106,7 +106,8 @@ class Expansion:
 def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: float = 5.0,
            block_epochs: int = 5, lr: float = 3e-3, wd: float = 0.05, batch_size: int = 128,
            n_perm: int = 100, fd_eta: float = 1e-5, ci_level: float = 0.95,
-           curves: bool | int = True, shrink: bool = True) -> Expansion:
+           curves: bool | int = True, shrink: bool = True,
+           with_control: bool = True) -> Expansion:
     """Insert a zero-init block before layer ``l`` of the trained ``old`` model and measure:
     gamma on S / pop-half A / test with a permutation null and its exact mean, the
     finite-difference slope (float64), the held-out test of Condition 1 (direction from half
@@ -116,7 +117,8 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     (R := risk on pop-half B). ``curves``: also R(eta) on train / test / half B (figure;
     an int: on at most that many samples of each).
     ``shrink``: each jumpboard's line-search step is multiplied by
-    ``signal.selection_shrink`` of the sample that chose its direction."""
+    ``signal.selection_shrink`` of the sample that chose its direction. Without
+    ``with_control`` the control is the old model itself (not trained further)."""
     _check.integer("n_perm", n_perm, lo=2)
     _check.real("fd_eta", fd_eta, lo=0, lo_open=True)
     Xs, ys = pool.train_subset(n)
@@ -155,8 +157,9 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     train(m_tr, Xs, ys, epochs=block_epochs, lr=lr, wd=wd, batch_size=batch_size, seed=seed + 7,
           params=trained_block.parameters())
     control = copy.deepcopy(old)
-    train(control, Xs, ys, epochs=block_epochs, lr=lr, wd=wd, batch_size=batch_size,
-          seed=seed + 7)
+    if with_control:
+        train(control, Xs, ys, epochs=block_epochs, lr=lr, wd=wd, batch_size=batch_size,
+              seed=seed + 7)
 
     r = {name: risks_of(m, pool, Xs, ys, XB, yB, B) for name, m in
          (("old", old), ("pop", m_pop), ("S", m_S), ("trained", m_tr), ("control", control))}
@@ -363,9 +366,10 @@ def measure_expansion(cfg, pool: Pool, old: SplitNet, hist: list[float], seed: i
     in the theory and call this on a small model)."""
     first = seed == cfg.seed
     e = expand(old, pool, n=cfg.n_train, seed=seed, l=cfg.l_star, etas=cfg.etas,
-               B=cfg.B, block_epochs=cfg.budget_epochs(cfg.block_epochs), lr=cfg.lr,
+               B=cfg.B, block_epochs=cfg.budget_epochs(cfg.block_epochs, floor=1), lr=cfg.lr,
                wd=cfg.wd, batch_size=cfg.batch, n_perm=cfg.n_perm, fd_eta=cfg.fd_eta,
-               ci_level=cfg.ci_level, curves=cfg.n_curve if first and not twin else False)
+               ci_level=cfg.ci_level, curves=cfg.n_curve if first and not twin else False,
+               with_control=not twin)
     r, ra, rb = e.risks, e.route_a, e.route_b
     direct = float((sg.per_sample_loss(e.models["new"], pool.X_test, pool.y_test, cfg.B).double()
                     - sg.per_sample_loss(old, pool.X_test, pool.y_test, cfg.B).double()).mean())

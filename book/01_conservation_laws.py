@@ -64,10 +64,10 @@ SEED = 0
 D_MODEL = 4               # model width d of every block: 2-8
 HIDDEN = 3                # hidden units m (SwiGLU, experts): 1-8
 HEADS = 2                 # attention heads H: 1-4
-HEAD_DIM = 2              # query/key head dim d_k (even, <= D_MODEL): 2-4
-VALUE_DIM = 2             # value/output head dim d_v (<= D_MODEL): 1-4
-EXPERTS = 3               # experts E (<= D_MODEL + 1): 2-6
-TOPK = 2                  # routed experts k (<= EXPERTS)
+HEAD_DIM = 2              # query/key head dim d_k, even, at most D_MODEL: 2-4
+VALUE_DIM = 2             # value/output head dim d_v, at most D_MODEL: 1-4
+EXPERTS = 3               # experts E, at most D_MODEL + 1: 2-6
+TOPK = 2                  # routed experts k, at most EXPERTS
 
 # %%
 from dltheory import claims, plotting
@@ -169,8 +169,9 @@ runtime.display(orth.assign(what=orth.control.where(orth.control != "", orth.law
 # Equation (1.2) in practice: `count_laws` stacks $J$ (Jacobian rows at random inputs) and
 # $D$ random brackets and reports $D - \operatorname{rank}$. A rank read off too few samples
 # is too small, and the count too large, with nothing in the spectrum to show it: a Switch
-# top-1 mixture with six experts and 114 parameters is counted at 29 laws instead of 15 from
-# the default sample, with a clean gap of $10^{12}$. The counter therefore accepts a count
+# top-1 mixture ($d = 3$, $m = 2$, $E = 6$, 114 parameters) read off 171 Gaussian inputs
+# (three rows per parameter) has 33 "laws" instead of 15, with a clean gap of $10^{10}$,
+# because two experts received only a handful of inputs. The counter therefore accepts a count
 # only when it is *determined*: at least $2D$ Jacobian rows; the first half of the rows
 # already reaching the same rank; a gap of at least $10^{6}$ at the rank; no parameter left
 # without gradient at every input. Otherwise it doubles the inputs and, past a cap, raises
@@ -318,6 +319,9 @@ runtime.show(figures.gd_collapse(win, fits, cfg), "cl_gd_collapse")
 #   $\alpha = 1$ (`CL.adam.tau_exponent`, evidence), and even the linear router sum moves,
 #   except with two experts: the two router rows then have opposite gradients, Adam's
 #   element-wise updates are opposite too, and the sum is kept exactly (an identity).
+# * **Router sum**: the shift symmetry makes the router rows' gradients sum to zero, so GD,
+#   SGD and heavy ball keep $\sum_e W_e$ to rounding error (`CL.router_sum`, an identity: it
+#   restates the orthogonality of section 3).
 # * **Weight decay**: exactly $h_{k+1} = (1-\tau\lambda)^2 h_k + \tau^2 q(g_k)$ (an identity),
 #   so the laws decay like $(1-\tau\lambda)^{2k}$ (`CL.wd.decay`, evidence that the $\tau^2 q$
 #   terms are negligible against the decay).
@@ -358,6 +362,8 @@ runtime.show(figures.optimisers(win, fits, ident, cfg), "cl_optimisers")
 # network the block laws are unchanged. Beyond the early window the gradients decay, $\beta$
 # drops below 1, and the flow argument of section 6 predicts $\alpha - \beta = 1$ on any
 # window: `CL.lm.late_window` checks it on the widest one ($\tau k\lambda_{\max} \le 32$).
+# The early-window exponent and the router sum of the language model are identities, as in
+# section 5.
 
 # %%
 lm, lm_runs = ex.lm_windows(cfg), ex.lm_long(cfg)

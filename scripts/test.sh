@@ -15,8 +15,14 @@ ruff check .
 echo "== unit tests"
 python -m pytest -q -n "$JOBS" tests
 echo "== chapters under nbmake (scale $DLTHEORY_SCALE)"
-# its own pytest call: exit 5 (nothing collected) must fail, so it is not masked
-python -m pytest -q -n "$JOBS" --nbmake --nbmake-timeout=1200 book/
+# its own pytest call: exit 5 (nothing collected) must fail, so it is not masked.
+# --overwrite keeps the executed outputs; they go into the book's execution cache, so the
+# strict build below does not run every chapter a second time; the committed, output-free
+# notebooks are then written again from their sources (also if anything fails).
+trap 'python scripts/pair.py >/dev/null' EXIT
+python -m pytest -q -n "$JOBS" --nbmake --nbmake-timeout=1200 --overwrite book/
+python scripts/cache_executed.py "_build/.jupyter_cache/$DLTHEORY_SCALE" book/[0-9][0-9]_*.ipynb
+python scripts/pair.py >/dev/null
 echo "== strict book build (scale $DLTHEORY_SCALE)"
 bash scripts/book.sh -W -n --keep-going
 echo "== MathJax check of every formula in the built book"

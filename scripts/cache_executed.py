@@ -1,0 +1,40 @@
+"""Put notebooks that nbmake just executed into the book's execution cache.
+
+    python scripts/cache_executed.py CACHE_DIR book/01_x.ipynb [...]
+
+``scripts/test.sh`` runs every chapter once under nbmake (``--overwrite`` writes the
+outputs into the notebooks), then calls this, so the strict book build that follows takes
+those outputs from jupyter-cache instead of executing every chapter a second time. The
+cache key is the hash of the code cells, their metadata and the kernelspec, which the
+paired notebook shares with its ``.py`` source (``scripts/pair.py`` keeps code identical),
+so a chapter whose code differs from the notebook is simply executed again by the build.
+Only complete executions are cached (jupyter-cache checks the execution counts).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2:
+        print(__doc__)
+        return 2
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    cache = get_cache(argv[0])
+    for path in argv[1:]:
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:   # the executor adds timing metadata; the key hashes it
+            cell.metadata = {k: v for k, v in cell.metadata.items() if k == "tags"}
+        rec = cache.cache_notebook_bundle(CacheBundleIn(nb, str(Path(path).resolve())),
+                                          overwrite=True)
+        print(f"cached {Path(path).name} (record {rec.pk})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

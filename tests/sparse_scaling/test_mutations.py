@@ -64,6 +64,9 @@ MUTATIONS = {
         theory, "two_term_frontier_exponents",
         lambda f: (lambda a, b: {"N": b / (2 * a + b), "D": a / (a + 2 * b), "loss": -a * b / (a + 2 * b)}),
         "SS.frontier.sampled"),
+    "floor constant: E T(D) with (1 - p_j)^(2D)": (
+        checks, "expected_floor", lambda f: (lambda spec, Ds: f(spec, 2 * __import__("numpy").asarray(Ds, float))),
+        "SS.alpha_D.floor.prefactor"),
     "Heaps: E K(D) evaluated at D^((a1+1)/(a1+1.2))": (
         theory, "expected_observed",
         lambda f: (lambda spec, Ds: f(spec, __import__("numpy").asarray(Ds, float) ** ((spec.alpha1 + 1) / (spec.alpha1 + 1.2)))),

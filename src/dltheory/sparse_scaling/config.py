@@ -302,6 +302,12 @@ class Config:
         return _geo_ints(lo, hi, self.d_points)
 
     @property
+    def d_seeds_used(self) -> int:
+        """More data draws when few coordinates are observed (T_obs is then a sum of a few terms)."""
+        k = float(heaps_K(self.alpha1, self.d_sampled[0]))
+        return int(min(4 * self.d_seeds, self.d_seeds * max(1, math.ceil(30.0 / k))))
+
+    @property
     def valid_alpha_d_window(self) -> bool:
         """The sampled N = inf loss is the never-seen floor only in the sparse regime."""
         return self.sparse_regime(self.d_sampled[0])

@@ -151,7 +151,7 @@ def alpha_d(cfg: Config) -> dict:
     spec_f = spectrum(cfg.m_floor, cfg.alpha1, cfg.alpha2)
     D_exact = np.geomspace(*cfg.floor_window, 9)
     spec_d = spectrum(cfg.m_d, cfg.alpha1, cfg.alpha2)
-    sampled = _sweep(_alpha_d_task, [{"seed": s} for s in range(cfg.d_seeds)], cfg, "alpha_d")
+    sampled = _sweep(_alpha_d_task, [{"seed": s} for s in range(cfg.d_seeds_used)], cfg, "alpha_d")
     return {"D_exact": D_exact, "ET": expected_floor(spec_f, D_exact), "sampled": sampled,
             "ET_window": expected_floor(spec_d, cfg.d_sampled)}
 

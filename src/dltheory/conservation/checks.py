@@ -31,6 +31,7 @@ COUNT_IDS = {  # block -> claim id suffix
     "linear": "linear", "relu": "relu", "gelu": "gelu", "silu": "silu", "swiglu": "swiglu",
     "mha": "mha", "mha_sin": "mha_sin", "mha_rope": "mha_rope", "moe_dense": "moe_dense",
     "moe_topk": "moe_topk", "moe_switch": "moe_switch", "moe_top1_renorm": "moe_top1_renorm",
+    "mha_big": "mha_big", "mha_rope_big": "mha_rope_big",  # standard and paper only
 }
 SIGMOIDS = {
     "sigmoid": "sigma(z)",

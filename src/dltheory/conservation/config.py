@@ -54,6 +54,7 @@ class Config:
     o: int = 2                    # outputs of the FFN / SwiGLU / MoE blocks
     orth_seeds: int = 3           # random (theta, inputs) draws per law
     n_sparse: int = 200           # starting number of inputs for routed MoE (more are drawn)
+    big_factor: int = 1           # larger attention counts (widths x this): 2 standard, 4 paper
     rtol_rank: float = 1e-9       # relative singular-value threshold (float64)
     min_gap: float = 1e6          # smallest accepted s[r-1]/s[r]; observed gaps 1e8-1e14
     tol_orth: float = 1e-10       # a law: |cos| at rounding level (observed <= 3e-16)
@@ -142,6 +143,7 @@ class Config:
                       dict(d=128, H=8, dk=16, dv=16, E=8, m=128, T=64, B=256, L=4)),
             vit_n=by(128, 512, 1_347),
             vit_seeds=by(1, 3, 3),
+            big_factor=by(1, 2, 4),
         )
         for key, v in overrides.items():
             base[KNOB_FIELDS.get(key, key)] = v

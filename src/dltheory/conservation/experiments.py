@@ -67,6 +67,7 @@ def blocks(cfg: Config) -> dict:
     rk = cfg.rope_dk
     rd = max(d, rk)
     ln = max(d, 3)
+    f = cfg.big_factor
     g = _gen
     tok, seq, rseq = (d,), (T, d), (T, rd)
     return {
@@ -103,6 +104,9 @@ def blocks(cfg: Config) -> dict:
         "linear_layernorm_swiglu": (lambda s: NormSwiGLU(ln, m, o, "layer", proj=True,
                                                          gen=g(s)), (ln,)),
         "mha_qknorm": (lambda s: MHA(d, H, dk, dv, T, qk_norm=True, gen=g(s)), seq),
+        "mha_big": (lambda s: MHA(f * d, H, f * dk, f * dv, T, gen=g(s)), (T, f * d)),
+        "mha_rope_big": (lambda s: MHA(f * d, H, f * dk, f * dv, T, pe="rope", gen=g(s)),
+                         (T, f * d)),
         "chain_residual": (lambda s: Chain(MHA(d, H, dk, dv, T, pe="rope", gen=g(s)),
                                            SwiGLU(d, m, d, gen=g(s + 1))), seq),
         "chain_plain": (lambda s: Chain(MHA(d, H, dk, dv, T, pe="rope", gen=g(s)),

@@ -13,8 +13,8 @@ the span of the gradients, so the first-order term survives and the drift is O(t
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np

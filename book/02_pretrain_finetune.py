@@ -75,9 +75,9 @@ from dltheory import claims, plotting
 from dltheory.pretrain_finetune import FULL_OVERLAP, checks, experiments, figures, replica_error
 from dltheory.pretrain_finetune.config import Config
 
-cfg = Config.for_scale(SCALE, seed=SEED, rho_pt=RHO_PT, rho_sh=RHO_SH, rho_new=RHO_NEW, alpha_pt=ALPHA_PT,
-                       alpha_ft=ALPHA_FT, c_pt=C_PT, lam_iv=LAM_IV, gamma=GAMMA)
 rt = runtime.setup(SCALE)
+cfg = Config.for_scale(SCALE, seed=SEED, rho_pt=RHO_PT, rho_sh=RHO_SH, rho_new=RHO_NEW, alpha_pt=ALPHA_PT,
+                       alpha_ft=ALPHA_FT, c_pt=C_PT, lam_iv=LAM_IV, gamma=GAMMA, device=str(rt.device))
 plotting.use_style()
 ledger = claims.Ledger("pretrain_finetune", scale=SCALE, device=rt.device)
 
@@ -327,12 +327,15 @@ runtime.show(figures.knob_sweeps(curves, knob_sim, cfg), "pf_knob_sweeps")
 
 # %% [markdown]
 # What the model predicts depends on the task, and the table states it per task and knob
-# (the sign of the replica change from the smallest to the largest value). On full overlap
-# and on the subset task a larger $c_{PT}$ or $\gamma$ pushes FT towards the kernel regime
-# and *hurts*: the pretrained support is the right one, and laziness forgets its sparsity.
-# On new features the model predicts the opposite: a larger $c_{PT}$ (or $\gamma$) *helps*,
-# because it raises the cost floor of the coordinates PT never used, which are exactly the
-# ones FT needs; with a tiny $c_{PT}$ those coordinates are nearly frozen. So "decreasing
+# (the sign of the replica change from the smallest to the largest value) at the setting
+# that ran. At the default setting, on full overlap and on the subset task a larger
+# $c_{PT}$ or $\gamma$ pushes FT towards the kernel regime and *hurts*: the pretrained
+# support is the right one, and laziness forgets its sparsity. On new features the model
+# predicts the opposite: a larger $c_{PT}$ (or $\gamma$) *helps*,
+# because it raises the scale $c_d$ of the coordinates PT never used, which makes them
+# cheaper relative to the pretrained ones, and those are exactly the coordinates FT needs;
+# with a tiny $c_{PT}$ they are expensive and the FT solution leaks onto the pretrained
+# ones. So "decreasing
 # $c_{PT}$ degrades fine-tuning" (one summary's reading of the paper's ResNet result) is
 # what the diagonal model predicts for new features, and the opposite is what it predicts
 # for reused features. The hard check asks whether any simulated change that exceeds
@@ -384,7 +387,7 @@ runtime.show(figures.imperfect(imp_th, imp_sim, cfg), "pf_imperfect_pt")
 
 # %% [markdown]
 # With perfect PT (dotted), $\lambda_{PT}=+1$ is (one of) the best choices. With imperfect
-# PT (solid) the pretrained magnitudes are wrong and the lazy PT-dependent regime inherits
+# PT (dashed) the pretrained magnitudes are wrong and the lazy PT-dependent regime inherits
 # the errors. With little FT data a non-negative $\lambda_{PT}$ still wins (reusing imperfect
 # features beats learning from few examples); once FT has enough data, a *negative*
 # $\lambda_{PT}$, which lets FT refine the features, wins even on full overlap. An earlier

@@ -148,6 +148,8 @@ class Config:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        if self.vision_seeds * len(self.vision_n) < 2:
+            raise ValueError("vision_seeds * len(vision_n) must be >= 2 (paired intervals)")
         if self.n_seeds < 2 or self.n_seeds_imperfect < 2:
             raise ValueError(f"n_seeds and n_seeds_imperfect must be >= 2 (standard errors), "
                              f"got {self.n_seeds}, {self.n_seeds_imperfect}")

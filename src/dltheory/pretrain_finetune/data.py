@@ -1,4 +1,4 @@
-"""Teacher–student data for PT then FT (brief §2.7; the slab law is a reconstruction).
+"""Teacher–student data for PT then FT (the slab law is a reconstruction).
 
 Supports ``θ_PT,d ~ Bern(ρ_PT)``; ``θ_FT,d | θ_PT,d = 1 ~ Bern(ρ_sh)``,
 ``θ_FT,d | θ_PT,d = 0 ~ Bern(ρ_new)``; ``ρ_FT = ρ_PT ρ_sh + (1 − ρ_PT) ρ_new``. Teachers::

@@ -14,7 +14,7 @@ per-coordinate initialisation ``w±(0) = w0``, ``v±(0) = v0``::
 with ``c = w0² + v0²``. Conserved: ``w±² − v±² = cλ`` (the prologue's u² − v² law, with
 ``λ = (w0² − v0²)/c``) and ``w₊w₋ + v₊v₋ = c``.
 
-Step size is ``tau`` (the prologue's τ, the issue's "lr"), time ``t = τk``.
+Step size is ``tau`` (the prologue's τ, elsewhere called the learning rate), time ``t = τk``.
 """
 
 from __future__ import annotations

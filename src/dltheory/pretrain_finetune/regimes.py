@@ -16,7 +16,7 @@ import numpy as np
 
 from .bias import ft_scales, h
 
-#: (ℓ, PD) at |β_FT| = |β_PT| = 1, γ = 1e-3 (brief §2.6); regime II at |β_FT| = 0.1.
+#: (ℓ, PD) at |β_FT| = |β_PT| = 1, γ = 1e-3 (computed from the formula); regime II at |β_FT| = 0.1.
 CORNERS = {
     "I": dict(c_pt=1e-4, lam_pt=-1.0, gamma=1e-3, beta_ft=1.0, beta_pt=1.0, expect=(1.07, 0.00)),
     "II": dict(c_pt=1e-4, lam_pt=1.0, gamma=1e-3, beta_ft=0.1, beta_pt=1.0, expect=(2.00, -1.00)),

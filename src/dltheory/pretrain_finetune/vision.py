@@ -9,7 +9,7 @@ in their diagonal-network reading:
 
 FT is full-batch GD on both layers (cross-entropy) for a fixed number of steps. Everything
 runs in float64 whatever torch's default dtype. This design
-is the brief's own stand-in for the paper's ResNet-18/CIFAR-100 protocol (unverified).
+is this book's own stand-in for the paper's ResNet-18/CIFAR-100 protocol (unverified).
 """
 
 from __future__ import annotations

@@ -431,6 +431,19 @@ runtime.show(figures.vision(vis, cfg), "pf_digits_standin")
 runtime.display(checks.vision(ledger, cfg, vis).round(4))
 
 # %% [markdown]
+# On this stand-in the paper's levers do not come through. With the seeds of the standard
+# scale, a smaller first layer ($\kappa = 0.25$) *lowered* the accuracy on average (NOT
+# REPRODUCED), almost entirely on the shifted task, where the FT data move the inputs far
+# from what the shrunken first layer was tuned to; the smaller readout re-initialisation
+# made no resolvable difference; and a larger PT initialisation was not better on any task
+# (on the shifted task it was worse). The representation signature holds: $\kappa = 0.25$
+# compresses the hidden layer (PR falls) while the ENSD with the pre-FT representation stays
+# about equal to the new PR, but that alignment is just as high for the default
+# intervention, so only the drop in PR distinguishes it. The smoke scale resolves none of
+# the accuracy effects (INCONCLUSIVE). A two-layer net on 8×8 digits is far from a ResNet on
+# CIFAR-100, so none of this says much about the paper's experiment.
+
+# %% [markdown]
 # **Modular addition.** A one-layer transformer (width 64, 4 heads) is pretrained on
 # $(a+b) \bmod 6$ for $a, b \in \mathbb Z_{30}$, then fine-tuned (new readout, 30% of the
 # pairs, a fixed budget of AdamW steps) on $(a+b) \bmod 3$ (a prime factor PT already uses)

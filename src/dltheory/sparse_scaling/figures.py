@@ -136,14 +136,14 @@ def combined_law(cfg: Config, out: dict):
     R = g.pivot(index="N", columns="D", values="ridge").values
     B = g.pivot(index="N", columns="D", values="bayes").values
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
-    for k in range(0, len(Dg), max(1, len(Dg) // 5)):
-        col = plotting.color(k)
+    for i, k in enumerate(range(0, len(Dg), max(1, len(Dg) // 5))):
+        col = plotting.color(i)
         plotting.sim(axs[0], Ng, R[:, k], color=col, label=f"D = {Dg[k]}", ms=4)
         plotting.theory(axs[0], Ng, law(Ng, Dg[k]), color=col, label=None)
     plotting.loglog(axs[0], xlabel="N", ylabel="oracle-ridge loss", title="grid (markers) and fitted law (dashed)")
     axs[0].legend(fontsize=7)
-    for k in range(0, len(Ng), max(1, len(Ng) // 5)):
-        col = plotting.color(k)
+    for i, k in enumerate(range(0, len(Ng), max(1, len(Ng) // 5))):
+        col = plotting.color(i)
         plotting.sim(axs[1], Dg, R[k], color=col, label=f"N = {Ng[k]}", ms=4)
         plotting.theory(axs[1], Dg, law(Ng[k], Dg), color=col, label=None)
         axs[1].plot(Dg, B[k], color=col, lw=0.8, alpha=0.6)

@@ -124,22 +124,24 @@ def discrete(ledger, cfg: Config, win: pd.DataFrame, ident: pd.DataFrame) -> pd.
     mean = fits.groupby(["block", "opt"], sort=False)[["alpha", "beta"]].mean()
     plain = ident[ident.wd == 0]
     _identity(ledger, "CL.gd.identity", f"|h_k - h_0 - tau^2 sum q(g_j)| after {cfg.id_steps} "
-              "GD steps", measured=plain.identity_residual.max(), hi=1e-12,
+              "GD steps", measured=plain.identity_residual.max(), hi=cfg.tol_exact,
               note=f"drift itself {plain.err.max():.1e}")
     for block in ex.disc_blocks(cfg):
         a, b = mean.loc[(block, "gd")]
         _identity(ledger, f"CL.gd.tau_exponent.{block}", f"GD drift ~ tau^alpha in the early "
                   f"window ({block}): alpha = 2 follows from the identity", measured=a,
-                  lo=1.8, hi=2.2)
+                  lo=cfg.band_alpha[0], hi=cfg.band_alpha[1])
         _identity(ledger, f"CL.gd.k_exponent.{block}", f"GD drift ~ k^beta in the early window "
-                  f"({block}): beta = 1 follows from the identity", measured=b, lo=0.7, hi=1.2)
+                  f"({block}): beta = 1 follows from the identity", measured=b,
+                  lo=cfg.band_beta[0], hi=cfg.band_beta[1])
     gd = win[win.opt == "gd"]
     _identity(ledger, "CL.gd.bound", "GD drift <= ||S|| tau^2 sum ||g_j||^2 with ||S|| <= 1",
               measured=gd.bound.max(), hi=1.0)
     sgd = mean.xs("sgd", level="opt")
     worst = sgd.alpha.iloc[int(np.argmax(np.abs(sgd.alpha - 2)))]
     _identity(ledger, "CL.sgd.tau_exponent", "SGD drift ~ tau^alpha, alpha near 2 (worst "
-              "block): the identity holds for every mini-batch", measured=worst, lo=1.8, hi=2.2,
+              "block): the identity holds for every mini-batch", measured=worst,
+              lo=cfg.band_alpha[0], hi=cfg.band_alpha[1],
               note=", ".join(f"{b} {a:.2f}" for b, a in sgd.alpha.items()))
     ledger.inconclusive("CL.sgd.k_exponent", "SGD k exponent, smallest over blocks",
                         measured=sgd.beta.min(), note="reported, no prediction: " + ", ".join(
@@ -153,16 +155,17 @@ def discrete(ledger, cfg: Config, win: pd.DataFrame, ident: pd.DataFrame) -> pd.
     rs = moe.groupby("opt").router.max()
     _identity(ledger, "CL.router_sum", "sum_e W_e is unchanged by GD, SGD and heavy ball (the "
               "gradient rows sum to zero)", measured=rs[["gd", "sgd", "heavy_ball"]].max(),
-              hi=1e-12)
+              hi=cfg.tol_exact)
     if cfg.E >= 3:
         ledger.check("CL.router_sum.adam", "Adam moves sum_e W_e", measured=rs["adam"],
                      lo=cfg.adam_router_lo)
     else:  # two experts: the rows' gradients are exact negatives, so are Adam's updates
         _identity(ledger, "CL.router_sum.adam", "with E = 2 Adam's updates of the two router "
-                  "rows are exact negatives: sum_e W_e is kept", measured=rs["adam"], hi=1e-12)
+                  "rows are exact negatives: sum_e W_e is kept", measured=rs["adam"],
+                  hi=cfg.tol_exact)
     wd = ident[ident.wd > 0]
     _identity(ledger, "CL.wd.recurrence", "h_{k+1} = (1 - tau lam)^2 h_k + tau^2 q(g_k) under "
-              "weight decay", measured=wd.wd_residual.max(), hi=1e-12)
+              "weight decay", measured=wd.wd_residual.max(), hi=cfg.tol_exact)
     K = int(wd.k.max())
     ratio = wd.abs_h[wd.k == K].iloc[0] / wd.abs_h[wd.k == 0].iloc[0]
     ledger.check("CL.wd.decay", f"weight decay shrinks the laws like (1 - tau lam)^(2k) "
@@ -205,10 +208,10 @@ def real_data(ledger, cfg: Config, lm: pd.DataFrame, vit: pd.DataFrame) -> dict:
     e_vit = vif[vif.window == cfg.early_tl]
     data = lm.data.iloc[0]
     _identity(ledger, "CL.lm.gd_tau_exponent", f"char-LM on {data}, GD: drift ~ tau^alpha, "
-              "early window (follows from the identity)", measured=e_lm.alpha.mean(), lo=1.7,
-              hi=2.3, note=f"beta={e_lm.beta.mean():.2f}; {cfg.lm_seeds} seed(s)")
+              "early window (follows from the identity)", measured=e_lm.alpha.mean(),
+              lo=cfg.band_alpha_real[0], hi=cfg.band_alpha_real[1], note=f"beta={e_lm.beta.mean():.2f}; {cfg.lm_seeds} seed(s)")
     _identity(ledger, "CL.lm.router_sum", "char-LM: router sum unchanged by GD",
-              measured=lm.router.max(), hi=1e-10)
+              measured=lm.router.max(), hi=cfg.tol_exact_lm)
     wide = max(cfg.lm_windows)
     l_lm, l_vit = lmf[lmf.window == wide], vif[vif.window == wide]
     gap = theory.late_window_gap()
@@ -217,7 +220,8 @@ def real_data(ledger, cfg: Config, lm: pd.DataFrame, vit: pd.DataFrame) -> dict:
                  predicted=gap, tol=cfg.tol_late,
                  note=f"alpha={l_lm.alpha.mean():.2f}, beta={l_lm.beta.mean():.2f}")
     _identity(ledger, "CL.vit.gd_tau_exponent", "digits ViT, GD: drift ~ tau^alpha, early "
-              "window (follows from the identity)", measured=e_vit.alpha.mean(), lo=1.7, hi=2.3)
+              "window (follows from the identity)", measured=e_vit.alpha.mean(),
+              lo=cfg.band_alpha_real[0], hi=cfg.band_alpha_real[1])
     ledger.check("CL.vit.late_window", f"digits ViT, GD, widest window ({wide:g}): alpha - "
                  "beta = 1", measured=(l_vit.alpha - l_vit.beta).mean(), predicted=gap,
                  tol=cfg.tol_late, kind="soft",

@@ -84,6 +84,13 @@ class Config:
     # GD slope minus Adam slope at matched loss: Adam slopes 0.00-0.14 (sd 0.06 per seed,
     # 0.035 for a 3-seed mean); tolerance 0.2 around 1 (about 3 sd of a 2-block mean at smoke).
     tol_match_gap: float = 0.20
+    # identities (by construction; bands only guard the code): float64 rounding of the exact
+    # recursions is ~1e-15; early-window exponents 1.94-1.98 (alpha), 0.94-0.97 (beta)
+    tol_exact: float = 1e-12
+    band_alpha: tuple = (1.8, 2.2)
+    band_beta: tuple = (0.7, 1.2)
+    band_alpha_real: tuple = (1.7, 2.3)   # char-LM / ViT (cross-entropy, 1-3 seeds)
+    tol_exact_lm: float = 1e-10           # router sum of the 1-4 layer LM (larger sums)
     tol_adam_alpha: float = 0.2   # Adam tau exponent (early window): observed 0.85-1.03
     rtol_wd: float = 0.01         # weight-decay factor: the tau^2 q terms are ~1e-4 of |h|
     adam_router_lo: float = 1e-3  # Adam moves the router sum: observed 0.06-0.3

@@ -72,7 +72,7 @@ SCALE = runtime.scale()   # smoke | standard | paper: sizes and seed counts per 
 SEED = 0                  # data pool, old models (SEED, SEED + 1, ...), blocks, nulls
 WIDTH = 64                # post-norm residual MLP of the main demonstration: 16-256
 DEPTH = 4                 # 2-12 blocks
-L_STAR = 2                # the new block goes before block L_STAR (1 <= L_STAR < DEPTH)
+L_STAR = 2                # insertion point: before block L_STAR, from 1 to DEPTH - 1
 
 # %%
 from dltheory import claims, plotting
@@ -306,8 +306,10 @@ runtime.show(de.figures.norm_bound(ex, cfg), "de_norm_bound")
 # it (nearly) interpolates $S$. The
 # training-set activation gradients shrink, so $\hat C_S$ collapses, while the population
 # signal is still there. Route B stays computable from $S$ and the test set alone, and it
-# reports honestly whether the training-set jumpboard buys anything. Both checks are soft:
-# how far the twin gets towards interpolation depends on the training budget.
+# reports honestly whether the training-set jumpboard buys anything. The selection shrink
+# sees no signal on $S$ and sets the twin's step to (nearly) zero; the check therefore looks
+# at the plain line-search step a practitioner would take. Both checks are soft: how far
+# the twin gets towards interpolation depends on the training budget.
 
 # %%
 runtime.display(ex[["train_old", "test_old", "gamma_S", "gamma_pop", "cos", "delta_test"]])

@@ -48,7 +48,7 @@ def signal(ledger, cfg, ex: pd.DataFrame) -> None:
                  "the permutation null's mean of ||C_pi||^2 equals its exact value "
                  "(diagonal term + the rank-one mean part)",
                  w.null_sq_mean, predicted=w.null_sq_pred, tol=cfg.null_k * w.null_sq_se,
-                 note=f"{cfg.n_perm} permutations; tolerance {cfg.null_k:g} Monte Carlo s.e.; "
+                 note=f"{cfg.n_perm_eff} permutations; tolerance {cfg.null_k:g} Monte Carlo s.e.; "
                       f"worst of {len(old)} seeds")
     ledger.check("DE.condition1",
                  "Condition 1: the first-order signal is non-zero (held-out slope along the "
@@ -60,7 +60,7 @@ def signal(ledger, cfg, ex: pd.DataFrame) -> None:
                  "the signal exceeds its permutation null (pairing of g with phi(z) beyond "
                  f"the mean part, z > {cfg.z_min:g})",
                  old.z_perm.min(), lo=cfg.z_min, kind="soft",
-                 note=f"min over seeds; {cfg.n_perm} permutations; a conservative test (the "
+                 note=f"min over seeds; {cfg.n_perm_eff} permutations; a conservative test (the "
                       f"null keeps the mean part)")
 
 
@@ -156,10 +156,11 @@ def degenerate(ledger, cfg, ex: pd.DataFrame) -> None:
                  note=f"twin train risk {t.train_old:.4f} after {t.epochs} epochs; early-stopped "
                       f"model: {e0.gamma_S / e0.gamma_pop:.2f}")
     ledger.check("DE.degenerate.jumpboard",
-                 "interpolating old model: the training-set jumpboard fails to help on test",
-                 t.delta_test, hi=0.0, kind="soft",
-                 note=f"Delta_test^R of the twin (early-stopped: {e0.delta_test:.3f}); "
-                      f"cos = {t.cos:.2f}")
+                 "interpolating old model: the plain line-search jumpboard from S does not "
+                 "help on test", t.delta_test_raw, hi=0.0, kind="soft",
+                 note=f"test margin of the unshrunk step (early-stopped model: "
+                      f"{e0.delta_test_raw:.3f}); the selection shrink sets the twin's step to "
+                      f"{t.eta_S:.2g} (margin {t.delta_test:.2g}); cos = {t.cos:.2f}")
 
 
 def regularity(ledger, cfg, ex: pd.DataFrame) -> None:

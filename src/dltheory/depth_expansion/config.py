@@ -203,6 +203,14 @@ class Config:
         return int(min(epochs, max(lo, round(epochs / self.work_factor))))
 
     @property
+    def n_perm_eff(self) -> int:
+        """Permutations after the budget rule: divided by the work factor above one, at
+        least 50 (the null-mean check's tolerance follows the Monte Carlo error)."""
+        if self.scale == "paper" or self.work_factor <= 1:
+            return self.n_perm
+        return max(min(50, self.n_perm), round(self.n_perm / self.work_factor))
+
+    @property
     def align_steps_eff(self) -> int:
         if self.scale == "paper" or self.work_factor <= 1:
             return self.align_steps

@@ -93,6 +93,7 @@ class Expansion:
     fd_slope: float                         # central difference of R_pop along -v_pop (float64)
     gamma64: float                          # gamma_pop on half A in float64 (FD prediction)
     heldout: tuple[float, float]            # (<C_B, v_A>, t): Condition 1 on half B
+    raw_test: float                         # L_test of the unshrunk training-set jumpboard
     null_sq_pred: float                     # exact permutation mean of ||C_pi||^2
     delta_R_ci: tuple[float, float, float]  # mean, lo, hi on the evaluation half
     jb_pop: sg.Jumpboard
@@ -143,6 +144,8 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
 
     jb_pop = sg.jumpboard(old, l, block, XA, yA, sig_pop.v, etas, B)
     jb_S = sg.jumpboard(old, l, block, Xs, ys, sig_S.v, etas, B)
+    # test margin of the plain line-search step from S (before the shrink), for comparison
+    raw_test = sg.risk(insert_block(old, l, jb_S.block(block)), pool.X_test, pool.y_test, B)
     if shrink:   # the step found on the sample that chose v, shrunk for its selection bias
         jb_pop = dataclasses.replace(jb_pop, eta=jb_pop.eta * sg.selection_shrink(sig_pop))
         jb_S = dataclasses.replace(jb_S, eta=jb_S.eta * sg.selection_shrink(sig_S))
@@ -178,7 +181,7 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     models["new"] = models[chosen]
     return Expansion(n, seed, l, r, chosen, sig_S, sig_pop, gamma_test,
                      sg.cosine(sig_S.C, sig_pop.C), null, float(z), fd, s64.gamma, heldout,
-                     null_sq_pred, ci, jb_pop, jb_S, ra, rb, cv, models)
+                     raw_test, null_sq_pred, ci, jb_pop, jb_S, ra, rb, cv, models)
 
 
 def train_old(pool: Pool, *, n: int, width: int, depth: int, epochs: int, seed: int,
@@ -367,7 +370,7 @@ def measure_expansion(cfg, pool: Pool, old: SplitNet, hist: list[float], seed: i
     first = seed == cfg.seed
     e = expand(old, pool, n=cfg.n_train, seed=seed, l=cfg.l_star, etas=cfg.etas,
                B=cfg.B, block_epochs=cfg.budget_epochs(cfg.block_epochs, floor=1), lr=cfg.lr,
-               wd=cfg.wd, batch_size=cfg.batch, n_perm=cfg.n_perm, fd_eta=cfg.fd_eta,
+               wd=cfg.wd, batch_size=cfg.batch, n_perm=cfg.n_perm_eff, fd_eta=cfg.fd_eta,
                ci_level=cfg.ci_level, curves=cfg.n_curve if first and not twin else False,
                with_control=not twin)
     r, ra, rb = e.risks, e.route_a, e.route_b
@@ -387,6 +390,7 @@ def measure_expansion(cfg, pool: Pool, old: SplitNet, hist: list[float], seed: i
            "kappa_pop": sg.selection_shrink(e.sig_pop),
            "delta_R": e.delta_R_ci[0], "delta_R_lo": e.delta_R_ci[1],
            "delta_R_hi": e.delta_R_ci[2], "delta_test": rb.delta_test, "chosen": e.chosen,
+           "delta_test_raw": r["old"].test - e.raw_test,
            "erm_trained": min(r[j].train - r["trained"].train for j in ("pop", "S")),
            "delta_erm_pop": ra.delta_erm, "delta_erm_S": rb.delta_erm,
            "gap_bracket": ra.gap_bracket, "test_bracket": ra.test_bracket,

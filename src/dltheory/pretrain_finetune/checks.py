@@ -99,10 +99,11 @@ def replica(ledger, cfg, sim: pd.DataFrame, l2_dev: float):
 
 def gd(ledger, cfg, gd: pd.DataFrame):
     """Networks trained by GD against the exact minimiser of the FT potential."""
-    rel = ((gd.gd - gd.exact).abs() / (gd.exact + cfg.gd_atol)).max()
-    ledger.check("PF.replica.vs_gd", "GD-trained networks vs the exact minimiser: max |e_GD - e_exact| / "
-                 "(e_exact + gd_atol)", float(rel), hi=cfg.gd_rtol,
-                 note=f"full overlap, D={cfg.d_gd}, alpha_FT={cfg.alpha_gd}")
+    rel = ((gd.gd_flow - gd.exact).abs() / (gd.exact + cfg.gd_atol)).max()
+    raw = ((gd.gd - gd.exact).abs() / (gd.exact + cfg.gd_atol)).max()
+    ledger.check("PF.replica.vs_gd", "networks trained by GD (tau and tau/2, extrapolated to tau -> 0) vs the "
+                 "exact minimiser: max |e_GD - e_exact| / (e_exact + gd_atol)", float(rel), hi=cfg.gd_rtol,
+                 note=f"full overlap, D={cfg.d_gd}, alpha_FT={cfg.alpha_gd}; at the larger step alone: {raw:.3f}")
 
 
 def _paired(sim: pd.DataFrame, col: str, a, b):

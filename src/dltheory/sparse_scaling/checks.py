@@ -175,18 +175,19 @@ def _record_peak_growth(ledger, cfg, res, EK, Dp, peak_mean):
 
 def _record_overparam(ledger, cfg, c):
     ratios = []
-    for (D, N), g in c.groupby(["D", "N"]):
+    full = c[c["rank"] == c["K"]]            # the formula needs X_obs of full column rank (r = K)
+    for (D, N), g in full.groupby(["D", "N"]):
         r = g["rank"].values
         if N >= 3 * r.max() and N > r.max() + 1 and cfg.sparse_regime(D):
             ratios.append(np.mean(g.ridgeless.values / theory.overparam_loss(g.T_obs.values, N, r)))
     if ratios:
         ledger.check("SS.overparam_branch", "ridgeless loss = T_obs (N-1)/(N-r-1) for N >= 3r",
                      measured=float(np.mean(ratios)), lo=cfg.over_band[0], hi=cfg.over_band[1],
-                     note=f"mean over {len(ratios)} (D, N) points and {cfg.dd_seeds} feature draws; "
+                     note=f"mean over {len(ratios)} (D, N) points with rank X = K, over the feature draws; "
                           f"range {min(ratios):.3f}-{max(ratios):.3f}")
     else:
         ledger.inconclusive("SS.overparam_branch", "ridgeless loss = T_obs (N-1)/(N-r-1) for N >= 3r",
-                            note="no grid point with N >= 3 rank(X) in the sparse regime K(D) <= 0.3 D")
+                            note="no data set with rank X = K and N >= 3 rank(X) in the sparse regime")
 
 
 def record_combined_law(ledger, cfg: Config, grid) -> dict:

@@ -182,7 +182,7 @@ def _dd_task(cfg: Config, task: dict) -> list[dict]:
         res = sparse_n_sweep(spec, u, S, D, Ns, cfg.mus_rel, [cfg.seed, 401, task["seed"], i],
                              device=_dev())
         rows += [{"D": int(D), "N": int(n), "ridgeless": float(a), "ridge": float(b),
-                  "rank": res["rank"], "T_obs": res["T_obs"]}
+                  "rank": res["rank"], "K": res["K"], "T_obs": res["T_obs"]}
                  for n, a, b in zip(Ns, res["ridgeless"], res["ridge"], strict=True)]
     return rows
 

@@ -40,7 +40,8 @@ def signal(ledger, cfg, ex: pd.DataFrame) -> None:
     ledger.check("DE.first_order",
                  "the slope of R along -v equals -gamma = -||C||_F (first-order expansion)",
                  w.fd_slope, predicted=-w.gamma64, rtol=cfg.fd_rtol,
-                 note=f"central difference, eta = {cfg.fd_eta:g}, float64, population half A; "
+                 note=f"central difference, eta = {cfg.fd_eta:g}, float64, 1000 samples of "
+                      f"population half A; "
                       f"worst of {len(old)} seeds")
     dev = (old.null_sq_mean - old.null_sq_pred).abs() / old.null_sq_se
     w = old.loc[dev.idxmax()]

@@ -94,6 +94,7 @@ class Expansion:
     gamma64: float                          # gamma_pop on half A in float64 (FD prediction)
     heldout: tuple[float, float]            # (<C_B, v_A>, t): Condition 1 on half B
     raw_test: float                         # L_test of the unshrunk training-set jumpboard
+    t_train: float                          # Condition 1 on S, cross-fitted on its halves
     null_sq_pred: float                     # exact permutation mean of ||C_pi||^2
     delta_R_ci: tuple[float, float, float]  # mean, lo, hi on the evaluation half
     jb_pop: sg.Jumpboard
@@ -108,7 +109,7 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
            block_epochs: int = 5, lr: float = 3e-3, wd: float = 0.05, batch_size: int = 128,
            n_perm: int = 100, fd_eta: float = 1e-5, ci_level: float = 0.95,
            curves: bool | int = True, shrink: bool = True,
-           with_control: bool = True) -> Expansion:
+           with_control: bool = True, n_fd: int = 1000) -> Expansion:
     """Insert a zero-init block before layer ``l`` of the trained ``old`` model and measure:
     gamma on S / pop-half A / test with a permutation null and its exact mean, the
     finite-difference slope (float64), the held-out test of Condition 1 (direction from half
@@ -118,7 +119,8 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     (R := risk on pop-half B). ``curves``: also R(eta) on train / test / half B (figure;
     an int: on at most that many samples of each).
     ``shrink``: each jumpboard's line-search step is multiplied by
-    ``signal.selection_shrink`` of the sample that chose its direction. Without
+    ``signal.selection_shrink`` of the sample that chose its direction. The slope check
+    uses the first ``n_fd`` samples of half A. Without
     ``with_control`` the control is the old model itself (not trained further)."""
     _check.integer("n_perm", n_perm, lo=2)
     _check.real("fd_eta", fd_eta, lo=0, lo_open=True)
@@ -137,10 +139,15 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     z = _zscore(sig_pop.gamma, null)
     sig_B = sg.first_order_signal(old, l, block, XB, yB, B)
     heldout = sg.directional_t(sig_B.g, sig_B.phi, sig_pop.v)
+    # Condition 1 on S, cross-fitted: direction from the first half of S, slope on the second
+    h = len(ys) // 2
+    C1 = sg.signal_matrix(sig_S.g[:h], sig_S.phi[:h])
+    t_train = sg.directional_t(sig_S.g[h:], sig_S.phi[h:], C1 / C1.norm())[1]
     # first-order slope in float64 (a float64 copy of the model, block and half A)
     old64, block64 = copy.deepcopy(old).double(), copy.deepcopy(block).double()
-    s64 = sg.first_order_signal(old64, l, block64, XA.double(), yA, B)
-    fd = sg.slope_fd(old64, l, block64, XA.double(), yA, s64.v, fd_eta, B)
+    k = min(len(yA), n_fd)
+    s64 = sg.first_order_signal(old64, l, block64, XA[:k].double(), yA[:k], B)
+    fd = sg.slope_fd(old64, l, block64, XA[:k].double(), yA[:k], s64.v, fd_eta, B)
 
     jb_pop = sg.jumpboard(old, l, block, XA, yA, sig_pop.v, etas, B)
     jb_S = sg.jumpboard(old, l, block, Xs, ys, sig_S.v, etas, B)
@@ -181,7 +188,7 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     models["new"] = models[chosen]
     return Expansion(n, seed, l, r, chosen, sig_S, sig_pop, gamma_test,
                      sg.cosine(sig_S.C, sig_pop.C), null, float(z), fd, s64.gamma, heldout,
-                     raw_test, null_sq_pred, ci, jb_pop, jb_S, ra, rb, cv, models)
+                     raw_test, float(t_train), null_sq_pred, ci, jb_pop, jb_S, ra, rb, cv, models)
 
 
 def train_old(pool: Pool, *, n: int, width: int, depth: int, epochs: int, seed: int,
@@ -339,17 +346,6 @@ def _regularity(cfg, model: SplitNet, X: torch.Tensor) -> dict:
             "rms_pre": rms_pre.astype(np.float32)}
 
 
-def _train_t(cfg, pool: Pool, old: SplitNet) -> float:
-    """Condition 1 on the training set, cross-fitted: direction from the first half of S,
-    t-statistic of its slope on the second half."""
-    Xs, ys = pool.train_subset(cfg.n_train)
-    h = cfg.n_train // 2
-    blk = ZeroInitBlock(cfg.width, seed=cfg.seed + 2000).to(device=Xs.device, dtype=Xs.dtype)
-    s1 = sg.first_order_signal(old, cfg.l_star, blk, Xs[:h], ys[:h], cfg.B)
-    s2 = sg.first_order_signal(old, cfg.l_star, blk, Xs[h:], ys[h:], cfg.B)
-    return sg.directional_t(s2.g, s2.phi, s1.v)[1]
-
-
 def expansion_task(cfg, task: dict) -> dict:
     """One trained old model (task["model"]: "old" with weight decay, or the interpolating
     "twin") of seed task["seed"], expanded at cfg.l_star: every number the chapter's
@@ -386,7 +382,7 @@ def measure_expansion(cfg, pool: Pool, old: SplitNet, hist: list[float], seed: i
            "null_sq_pred": e.null_sq_pred, "z_perm": e.z_score,
            "mean_part": float(e.sig_pop.g.mean(0).norm() * e.sig_pop.phi.mean(0).norm()),
            "cos": e.cos, "eta_pop": e.jb_pop.eta, "eta_S": e.jb_S.eta,
-           "t_train": _train_t(cfg, pool, old), "kappa_S": sg.selection_shrink(e.sig_S),
+           "t_train": e.t_train, "kappa_S": sg.selection_shrink(e.sig_S),
            "kappa_pop": sg.selection_shrink(e.sig_pop),
            "delta_R": e.delta_R_ci[0], "delta_R_lo": e.delta_R_ci[1],
            "delta_R_hi": e.delta_R_ci[2], "delta_test": rb.delta_test, "chosen": e.chosen,

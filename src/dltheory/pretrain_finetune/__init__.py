@@ -55,7 +55,15 @@ from .replica import (
     replica_pt_error,
 )
 from .representations import ensd, participation_ratio
-from .vision import FTOutcome, MLPParams, binary_task, finetune_mlp, mean_ci, pretrain_mlp, shift_task
+from .vision import (
+    FTOutcome,
+    MLPParams,
+    binary_task,
+    finetune_mlp,
+    mean_ci,
+    pretrain_mlp,
+    shift_task,
+)
 
 __all__ = [
     "CI_SETTINGS", "DOMAIN", "Config", "sample_setting", "make_tasks", "panel_nodes", "shift_task",

@@ -345,7 +345,7 @@ def _pretrained(steps: int, seed: int, init_scale: float):
 def vision_task(cfg, task: dict) -> list[dict]:
     """One vision seed on one FT task: every n and intervention (paired on the same FT sample)."""
     from .. import datasets
-    from .vision import binary_task, finetune_mlp, pretrain_mlp, shift_task
+    from .vision import binary_task, finetune_mlp, shift_task
 
     split = datasets.digits(seed=cfg.seed)
     kind, classes = VISION_TASKS[task["ft_task"]]

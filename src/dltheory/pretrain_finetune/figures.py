@@ -143,7 +143,7 @@ def imperfect(th: pd.DataFrame, sim: pd.DataFrame, cfg):
     fig, ax = plt.subplots(figsize=(7.2, 3.5))
     lams = list(cfg.lams_imperfect)
     pos = np.arange(len(lams))
-    for j, (a_pt, ls) in enumerate(((1.0, ":"), (cfg.alpha_pt, "--"))):
+    for _j, (a_pt, ls) in enumerate(((1.0, ":"), (cfg.alpha_pt, "--"))):
         for i, a in enumerate(cfg.alphas_ft_imperfect):
             g = th[(th.alpha_pt == a_pt) & (th.alpha_ft == a)].set_index("lam").replica.reindex(lams)
             name = "perfect" if a_pt == 1.0 else f"α_PT={a_pt:g}"

@@ -191,7 +191,7 @@ class ScalarChannel:
         tau_top = 10 * tau0
         theta = None
         it = 0
-        for it in range(1, 4):  # a few plain state-evolution steps for a start
+        for it in range(1, 4):  # noqa: B007  (it counts the steps after the loop)
             theta = self.theta_for(tau, alpha, theta)
             tau_new = np.sqrt(self.state(tau, theta)[0] / alpha)
             if tau_new < tau_min * scale:

@@ -6,7 +6,7 @@ active coordinate carries a zero-mean amplitude of variance ``s_j^2 = j^-(a2+1)`
     lambda_j = E x_j^2 = p_j s_j^2 = j^-(a1+a2+2),      Sigma = E x x^T = diag(lambda).
 
 This is the reading of the paper's data model that reproduces all four stated exponents
-(reading A of the chapter brief); ``p`` and ``s2`` are kept as separate arrays so other
+(a reconstruction: only the abstract was available); ``p`` and ``s2`` are kept apart so other
 readings can be run by building a :class:`SparseSpectrum` by hand.
 
 The sampler is coordinate-major: for each coordinate it draws how many of the D rows

@@ -171,6 +171,18 @@ class Config:
         return max(self.n_train, self.prog_n, *self.align_ns)
 
     @property
+    def lr_old(self) -> float:
+        """Learning rate of the main demonstration's networks: lr / sqrt(max(1, depth / 4)),
+        with ``warmup_old`` steps of linear warmup (without both, a width-256, depth-12
+        network stays at chance level in the few epochs the budget rule allows)."""
+        return self.lr / math.sqrt(max(1.0, self.depth / 4))
+
+    @property
+    def warmup_old(self) -> int:
+        """One epoch of warmup steps."""
+        return math.ceil(self.n_train / self.batch)
+
+    @property
     def n_pop_eff(self) -> int:
         """Population sample after the budget rule: doubled (at most) for networks cheaper
         than the default, whose signals are weaker and whose evaluation is cheaper."""

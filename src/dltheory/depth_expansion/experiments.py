@@ -296,8 +296,9 @@ def _sweep(fn, tasks, cfg, name):
 def _old_model(cfg, pool, seed: int, *, twin: bool = False):
     epochs = cfg.budget_epochs(cfg.twin_max_epochs if twin else cfg.epochs_old)
     return train_old(pool, n=cfg.n_train, width=cfg.width, depth=cfg.depth, epochs=epochs,
-                     seed=seed, lr=cfg.lr, wd=0.0 if twin else cfg.wd, batch_size=cfg.batch,
-                     stop_at=cfg.twin_target_ce if twin else None, decay=twin)
+                     seed=seed, lr=cfg.lr_old, wd=0.0 if twin else cfg.wd, batch_size=cfg.batch,
+                     stop_at=cfg.twin_target_ce if twin else None, decay=twin,
+                     warmup_steps=cfg.warmup_old)
 
 
 def _function_preservation(cfg, model: SplitNet, X: torch.Tensor) -> dict:
@@ -365,7 +366,7 @@ def measure_expansion(cfg, pool: Pool, old: SplitNet, hist: list[float], seed: i
     in the theory and call this on a small model)."""
     first = seed == cfg.seed
     e = expand(old, pool, n=cfg.n_train, seed=seed, l=cfg.l_star, etas=cfg.etas,
-               B=cfg.B, block_epochs=cfg.budget_epochs(cfg.block_epochs, floor=1), lr=cfg.lr,
+               B=cfg.B, block_epochs=cfg.budget_epochs(cfg.block_epochs, floor=1), lr=cfg.lr_old,
                wd=cfg.wd, batch_size=cfg.batch, n_perm=cfg.n_perm_eff, fd_eta=cfg.fd_eta,
                ci_level=cfg.ci_level, curves=cfg.n_curve if first and not twin else False,
                with_control=not twin)
@@ -423,7 +424,8 @@ def alignment_task(cfg, task: dict) -> dict:
     n, s = task["n"], task["seed"]
     ep = max(1, round(cfg.align_steps_eff * cfg.batch / n))
     m, _ = train_old(pool, n=n, width=cfg.width, depth=cfg.depth, epochs=ep, seed=s,
-                     lr=cfg.lr, wd=cfg.wd, batch_size=cfg.batch)
+                     lr=cfg.lr_old, wd=cfg.wd, batch_size=cfg.batch,
+                     warmup_steps=math.ceil(n / cfg.batch))
     blk = ZeroInitBlock(cfg.width, seed=s + 1000).to(device=pool.X_train.device,
                                                       dtype=pool.X_train.dtype)
     Xs, ys = pool.train_subset(n)

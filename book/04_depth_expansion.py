@@ -119,7 +119,8 @@ ledger = claims.Ledger("depth_expansion", scale=SCALE, device=rt.device)
 # the population sample is split in halves: half A chooses population directions and steps,
 # half B evaluates population risks, so no population number is measured on the data that
 # chose it. The old models are post-norm residual MLPs of width `WIDTH` and depth `DEPTH`,
-# trained with AdamW and weight decay (so they do not interpolate), one per seed; an
+# trained with AdamW (learning rate divided by $\sqrt{L/4}$ beyond depth 4, one epoch of
+# warmup) and weight decay (so they do not interpolate), one per seed; an
 # *interpolating twin* is trained without weight decay. Every size, step and tolerance lives
 # in `cfg`; at the smoke and standard scales the number of epochs is divided by the
 # network's cost relative to width 64 and depth 4 (the budget rule in the Config), so a

@@ -56,14 +56,18 @@
 # ```
 
 # %% tags=["remove-cell"]
-# Colab bootstrap: install dltheory only when it is not importable (plain Python, no magics).
+# Install dltheory in Colab only; elsewhere say how (plain Python, no magics).
 import importlib.util
 import subprocess
 import sys
 
 if importlib.util.find_spec("dltheory") is None:
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                    "git+https://github.com/dltheory/dltheory@main"], check=True)
+    if "google.colab" in sys.modules:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q",
+                        "git+https://github.com/dltheory/dltheory@main"], check=True)
+    else:
+        sys.exit("dltheory is not installed: run `pip install -e .` in the repository "
+                 "(or activate its environment: `. .venv/bin/activate`)")
 
 # %% tags=["parameters"]
 from dltheory import runtime

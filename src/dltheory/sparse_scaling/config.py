@@ -27,6 +27,7 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from .. import runtime
+from .data import exponent_D, exponent_N
 
 DOMAIN = {"ALPHA1": (0.25, 4.0), "ALPHA2": (-4.0, 1.0)}
 """Declared ranges of the headline knobs; jointly alpha2 >= -alpha1 (so alpha_N >= 1)."""
@@ -248,11 +249,11 @@ class Config:
     # ------------------------------------------------------------------ derived exponents
     @property
     def alpha_N(self) -> float:
-        return self.alpha1 + self.alpha2 + 1
+        return exponent_N(self.alpha1, self.alpha2)
 
     @property
     def alpha_D(self) -> float:
-        return self.alpha_N / (self.alpha1 + 1)
+        return exponent_D(self.alpha1, self.alpha2)
 
     # ------------------------------------------------------------------ derived grids
     @property

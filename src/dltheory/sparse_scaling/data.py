@@ -54,6 +54,16 @@ def rng_from(seed) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+def exponent_N(alpha1: float, alpha2: float) -> float:
+    """Model-limited exponent alpha_N = a1 + a2 + 1 (the one definition in the package)."""
+    return alpha1 + alpha2 + 1
+
+
+def exponent_D(alpha1: float, alpha2: float) -> float:
+    """Data-limited exponent alpha_D = (a1 + a2 + 1)/(a1 + 1)."""
+    return exponent_N(alpha1, alpha2) / (alpha1 + 1)
+
+
 @dataclass(frozen=True)
 class SparseSpectrum:
     """Activation probabilities ``p`` (M,), active-amplitude variances ``s2`` (M,).
@@ -78,12 +88,12 @@ class SparseSpectrum:
     @property
     def alpha_N(self) -> float:
         """Model-limited exponent a1 + a2 + 1."""
-        return self.alpha1 + self.alpha2 + 1
+        return exponent_N(self.alpha1, self.alpha2)
 
     @property
     def alpha_D(self) -> float:
         """Data-limited exponent (a1 + a2 + 1)/(a1 + 1)."""
-        return self.alpha_N / (self.alpha1 + 1)
+        return exponent_D(self.alpha1, self.alpha2)
 
     @property
     def nu(self) -> float:

@@ -8,9 +8,10 @@
    of its tasks with the epochs cut to ``--epochs``; prints the time per epoch of each task
    and the extrapolated time of the full sweep (every cell, every seed, the preset's
    maximum epochs; cells that reach the target training loss stop earlier). The conv grid
-   is timed on 1000 random CIFAR-shaped images and scaled to CIFAR-10's 50000.
+   is timed on 1000 random CIFAR-shaped images and scaled to CIFAR-10's 50000, or with
+   ``--digits`` on the digits fallback (16x16).
 
-    python benchmarks/bench_depth_expansion.py [--quick] [--paper [--epochs 2]]
+    python benchmarks/bench_depth_expansion.py [--quick] [--paper [--epochs 2] [--digits]]
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def act_grads(quick: bool) -> list[dict]:
     return rows
 
 
-def paper_grid(epochs: int, cells) -> dict:
+def paper_grid(epochs: int, cells, digits: bool = False) -> dict:
     cfg = Config.for_scale("paper", device="cpu")
     short = dataclasses.replace(cfg, grid_epochs=epochs, grid_target_ce=0.0, n_pop=10_000,
                                 align_ns=(1000,), prog_n=4000,  # small pool: time training
@@ -54,7 +55,10 @@ def paper_grid(epochs: int, cells) -> dict:
     from dltheory.depth_expansion import data
 
     data.pool_for(short)   # generate the pools before timing
-    if cfg.grid_arch == "conv":   # CIFAR-shaped stand-in: 1000 random 3x32x32 images
+    if cfg.grid_arch == "conv" and digits:   # the fallback when CIFAR-10 is not on disk
+        short = dataclasses.replace(short, conv_data="")
+        scale_up = 1.0
+    elif cfg.grid_arch == "conv":   # CIFAR-shaped stand-in: 1000 random 3x32x32 images
         gen = torch.Generator().manual_seed(0)
         n_img, scale_up = 1000, 50_000 / 1000
         fake = data.Pool("CIFAR-shaped random", torch.randn(n_img, 3, 32, 32, generator=gen,
@@ -62,7 +66,7 @@ def paper_grid(epochs: int, cells) -> dict:
                          torch.randint(0, 10, (n_img,), generator=gen),
                          torch.randn(2000, 3, 32, 32, generator=gen, dtype=torch.float32),
                          torch.randint(0, 10, (2000,), generator=gen), None, None, 10)
-        data.images_for = lambda _cfg: fake   # noqa: E731 (benchmark only)
+        data.images_for = data.grid_images = lambda _cfg: fake   # noqa: E731 (benchmark only)
     else:
         scale_up = 1.0
     per_epoch = {}
@@ -71,8 +75,8 @@ def paper_grid(epochs: int, cells) -> dict:
         fn = dx.conv_grid_task if cfg.grid_arch == "conv" else dx.grid_task
         fn(short, {"width": w, "depth": L, "seed": cfg.seed})
         per_epoch[(w, L)] = scale_up * (time.process_time() - t) / epochs
-        print(f"paper grid task ({cfg.grid_arch}, {data.images_for(short).name}) width={w} depth={L}: {per_epoch[(w, L)]:.2f} CPU s per epoch "
-              f"({epochs} epochs + probe)")
+        print(f"paper grid task ({cfg.grid_arch}, {data.grid_images(short).name}) width={w} "
+              f"depth={L}: {per_epoch[(w, L)]:.2f} CPU s per epoch ({epochs} epochs + probe)")
     # cost model fitted to the timed cells: time per epoch ~ c * cost(w, L)
     cost = (lambda w, L: L * w**2) if cfg.grid_arch == "conv" else Config.cost
     c = sum(per_epoch[k] / cost(*k) for k in per_epoch) / len(per_epoch)
@@ -89,13 +93,15 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="tiny sizes (a few seconds)")
     ap.add_argument("--paper", action="store_true", help="time the paper grid on a few tasks")
     ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--digits", action="store_true",
+                    help="time on the digits fallback (16x16) instead of CIFAR-shaped images")
     ap.add_argument("--cells", default="16x2,32x2", help="WxL,... cells to time")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     torch.set_default_dtype(torch.float64)
     if args.paper:
         cells = [tuple(int(v) for v in c.split("x")) for c in args.cells.split(",")]
-        return paper_grid(args.epochs, cells)
+        return paper_grid(args.epochs, cells, digits=args.digits)
     return act_grads(args.quick)
 
 

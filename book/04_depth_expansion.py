@@ -33,11 +33,13 @@
 # one step along it gives a *jumpboard* model with a smaller population risk, and the change
 # in test risk splits exactly into representational, optimisation and generalisation terms.
 # These mechanism claims are checked at every width (16-256), depth (2-12) and insertion
-# point of the declared domain. The paper's empirical scaling statements (decay of the
-# signal with depth, joint depth–width scaling, width and observability) need several seeds
-# per cell and converged training: at this scale they are **inconclusive**, and the
-# near-diagonal gradient covariance is **not reproduced** on these low-rank 10-class
-# gradients.
+# point of the declared domain. Of the paper's empirical scaling statements, the standard
+# scale (conv ResNets on digits, four seeds per cell, every cell trained to the same training
+# loss) **reproduces** the decay of the signal with depth; the depth-only rebound, its
+# shrinking with width and the effect of width on observability stay **inconclusive** (the
+# effects are within two standard errors of zero); the near-diagonal gradient covariance is
+# **not reproduced**: the conv network's channel covariance tracks a structureless rank-9
+# covariance, and the MLP's gradients are low-rank by construction.
 # ```
 #
 # ```{admonition} What is reconstructed
@@ -313,8 +315,11 @@ runtime.show(de.figures.norm_bound(ex, cfg), "de_norm_bound")
 # signal is still there. Route B stays computable from $S$ and the test set alone, and it
 # reports honestly whether the training-set jumpboard buys anything. The selection shrink
 # sees no signal on $S$ and sets the twin's step to (nearly) zero; the check therefore looks
-# at the plain line-search step a practitioner would take. Both checks are soft: how far
-# the twin gets towards interpolation depends on the training budget.
+# at the plain line-search step a practitioner would take. Its test margin is a difference
+# of about $10^{-3}$ whose sign is noise, so the check asks whether it is *detectably*
+# positive (above three paired standard errors over the test samples), the test the
+# early-stopped models pass with their margins of a few hundredths. Both checks are soft:
+# how far the twin gets towards interpolation depends on the training budget.
 
 # %%
 runtime.display(ex[["train_old", "test_old", "gamma_S", "gamma_pop", "cos", "delta_test"]])
@@ -347,8 +352,8 @@ de.checks.regularity(ledger, cfg, ex)
 # The same insertion in a tiny post-norm (GroupNorm) conv ResNet on images (8×8 digits;
 # CIFAR-10 at the paper scale when it is on disk), with a $1\times1$ zero-initialised conv
 # $V$ after a random $3\times3$ conv $U$, at several channel counts. The images have no
-# population proxy, so only Route B's ingredients are measured, plus the *channel*
-# covariance of the activation gradients (used below).
+# population proxy, so only Route B's ingredients are measured (the same networks, at
+# several depths and seeds, form the grid below).
 
 # %%
 cdf = de.experiments.conv(cfg)
@@ -372,15 +377,26 @@ de.checks.alignment(ledger, cfg, adf)
 runtime.show(de.figures.alignment(adf, cfg), "de_data_alignment")
 
 # %% [markdown]
-# **Depth and width.** A grid of old models over width and depth (depth-scaled learning
-# rate $\mathrm{lr}/\sqrt{\max(1, L/4)}$) gives the train and test loss of each cell and the
-# population signal of a block inserted in its middle. The summary reports that the signal
-# decays with depth and that depth-only scaling at insufficient width rebounds. Deciding
-# either needs several seeds per cell, each trained to the same training loss; the smoke and
-# standard grids have one seed and a fixed number of epochs, so both claims are recorded as
-# inconclusive there with the fitted numbers in the note. The paper preset runs this grid
-# on post-norm conv ResNets on CIFAR-10 (digits when CIFAR-10 is not on disk), four seeds
-# per cell, each trained to a matched training loss (the `grid_*` fields of the Config).
+# **Depth and width.** A grid of old models over width (channels) and depth: post-norm
+# GroupNorm conv ResNets on the digits images (bilinearly upsampled at the paper scale),
+# `grid_seeds` seeds per cell, every cell trained until its training cross-entropy reaches
+# the same value `grid_target_ce` (learning rate $\mathrm{lr}/\sqrt{\max(1, L/4)}$), so that
+# cells differ in architecture, not in how far they were trained. A block is inserted in the
+# middle of each network and its signal measured on the test images, which stand in for the
+# population. The summary reports that the signal decays with depth, and that depth-only
+# scaling at insufficient width rebounds, less so at larger width. The decision rules were
+# fixed in the Config before the run, each from the seed-to-seed spread of its own cells:
+#
+# - **signal decay**: the slope of $\log\gamma$ on $\log L$ at the largest width, fitted
+#   to every seed of every depth, is negative by more than two standard errors;
+# - **depth-only rebound**: at the smallest width the test risk rises from the second-largest
+#   depth to the largest by more than two standard errors (seeds as replicates);
+# - **joint scaling**: that per-seed rise falls with $\log_2$ width by more than two
+#   standard errors.
+#
+# The opposite sign beyond two standard errors is NOT REPRODUCED; anything in between is
+# INCONCLUSIVE. With fewer than three seeds per cell (the smoke preset) all three are
+# inconclusive by rule.
 
 # %%
 gdf = de.experiments.grid(cfg)
@@ -390,15 +406,24 @@ de.checks.grid(ledger, cfg, gdf)
 runtime.show(de.figures.grid(gdf, cfg), "de_depth_width")
 
 # %% [markdown]
-# **Width and observability, at matched training loss.** Each width is trained (depth 4,
-# several seeds) until its training cross-entropy reaches the same value, then probed. Which
-# measure of "observability"? The z-score of $\hat\gamma_S$ against its permutation null
-# depends on the size of the signal matrix, which grows with width, so it can trend with
-# width as an artefact. We fixed the measure in the Config before running: the alignment
-# $\cos(\hat C_S, \hat C_{\rm pop})$, which is size-free and says directly how much of the
-# population direction the training set reveals (the jumpboard built from $S$ uses
-# $\hat v_S$). The size-free ratio $\hat\gamma_S$/null mean and the z-score are shown beside it.
-# A slope within two standard errors of zero is recorded as inconclusive.
+# What the standard grid shows (the numbers are in the claims' notes): the signal of the
+# inserted block falls with depth, about as $L^{-1/2}$ at the widest width. The depth-only
+# rebound is not resolved: going from depth 4 to 8 leaves the narrowest network's test risk
+# unchanged within its seed-to-seed noise, and the rise is, if anything, larger at the
+# widest width, the opposite of the summary's picture but within two standard errors. The
+# narrowest networks (4 channels, one or two blocks) do not all reach the matched training
+# loss within the epoch cap; such cells are left out of every fit, and the notes count them.
+
+# %% [markdown]
+# **Width and observability, at matched training loss.** Each width of the MLP is trained
+# (depth 4, `obs_seeds` seeds) until its training cross-entropy reaches the same value, then
+# probed. Which measure of "observability"? The z-score of $\hat\gamma_S$ against its
+# permutation null depends on the size of the signal matrix, which grows with width, so it
+# can trend with width as an artefact. We fixed the measure in the Config before running:
+# the alignment $\cos(\hat C_S, \hat C_{\rm pop})$, which is size-free and says directly how
+# much of the population direction the training set reveals (the jumpboard built from $S$
+# uses $\hat v_S$). The size-free ratio $\hat\gamma_S$/null mean and the z-score are shown
+# beside it. A slope within two standard errors of zero is recorded as inconclusive.
 
 # %%
 odf = de.experiments.observability(cfg)
@@ -411,26 +436,31 @@ runtime.show(de.figures.observability(odf, cfg), "de_width_observability")
 # ## Assumption 3: is the activation-gradient covariance near-diagonal?
 #
 # The summary reports near-diagonal activation-gradient covariance on CIFAR and ImageNet.
-# With cross-entropy and 10 classes, $g = J_{\rm top}^\top(p - e_y)$ lives near a space of
-# about 9 directions, so in a layer wider than about 10 it is low-rank by construction, and
-# a low-rank covariance is far from diagonal. The right comparison is a **low-rank null**: a
-# random rank-9 covariance has an off-diagonal share of $\lVert\Sigma\rVert_F^2$ of about
-# $(d-1)/(d+10)$. The heat maps show the correlation matrix of $g$ at the deepest grid
-# depth; the MLP check and the conv check (channel covariance, across channel counts) are
-# soft.
+# With cross-entropy and 10 classes, the MLP's $g = J_{\rm top}^\top(p - e_y)$ lives near a
+# space of about 9 directions, so in a layer wider than about 10 it is low-rank by
+# construction, and a low-rank covariance is far from diagonal: a random rank-9 covariance
+# has an off-diagonal share of $\lVert\Sigma\rVert_F^2$ of about $(d-1)/(d+10)$. Where that
+# **low-rank null** already exceeds the threshold, the MLP cannot test the claim, and its
+# check is inconclusive by rule (a rule we added after an earlier version reported the
+# MLP's low-rank covariance as NOT REPRODUCED). The conv network is the real test: its
+# *channel* covariance pools every position of every image, so it is not rank-limited. The
+# heat maps show the channel correlation of $g$ at the deepest grid depth; the conv check
+# asks for an off-diagonal share of at most 0.3 at every width, decided beyond two standard
+# errors over the grid's cells.
 
 # %% tags=["hide-input"]
 runtime.show(de.figures.covariance(gdf, cfg), "de_grad_cov")
 
 # %%
-de.checks.covariance(ledger, cfg, gdf, cdf)
+de.checks.covariance(ledger, cfg, odf, gdf)
 
 # %% [markdown]
-# In the MLP the off-diagonal share is close to the low-rank null (somewhat above it at the
-# narrowest width): the covariance is what 10-class gradients make it, not diagonal. The conv channel covariance (positions count as
-# extra observations) is a different object; whether it looks like the paper's heat maps on
-# real images is a question for the paper preset.
-#
+# At the standard scale the conv channel covariance is not near-diagonal: its off-diagonal
+# share grows with the channel count almost exactly like the rank-9 null, so on these images
+# the activation gradients are about as low-rank as the 10-class output forces them to be.
+# Whether real images at larger scale give the paper's near-diagonal heat maps is left to
+# the paper preset.
+
 # ## Progressive deepening and the power-law link
 #
 # Start from a 2-block network, and in each round insert a zero-initialised block in the
@@ -477,9 +507,10 @@ plotting.explore(de.figures.explore, name="de_explore", width=(16, 256, 16, WIDT
 # mechanism (the first-order expansion, the permutation null, Condition 1, the jumpboards,
 # the RMSNorm bound, and data alignment above smoke) and hold at every setting of the
 # declared domain; identities are shown but are not evidence; soft claims are the paper's
-# empirical statements, which this toy scale resolves only in part. The paper preset runs
-# several seeds per grid cell to a matched training loss and the conv variant on CIFAR-10
-# when torchvision finds it (`DLTHEORY_DATA_DIR`); it needs a GPU.
+# empirical statements, decided by the two-standard-error rules of the Config where the
+# grid has at least three seeds per cell, and inconclusive by rule below that. The paper
+# preset runs the grid on CIFAR-10 when torchvision finds it (`DLTHEORY_DATA_DIR`; else
+# digits at 16×16) with wider and deeper networks; it needs a GPU.
 
 # %%
 print(f"chapter wall time: {rt.elapsed():.1f} s")

@@ -117,3 +117,32 @@ def _images_cached(real: str, seed: int, device: str, dtype: str) -> Pool:
 def images_for(cfg) -> Pool:
     """The image pool of the conv variant (digits, or CIFAR-10 at paper scale when found)."""
     return _images_cached(cfg.conv_data, cfg.seed, device_of(cfg), cfg.train_dtype)
+
+
+@functools.lru_cache(maxsize=2)
+def _grid_images_cached(real: str, seed: int, res: int, test_fraction: float, device: str,
+                        dtype: str) -> Pool:
+    if real:
+        p = image_pool(seed=seed, real=real, device=device)
+        if p.name != "digits":
+            cast = lambda t: t.to(_DTYPES[dtype])  # noqa: E731
+            return Pool(p.name, cast(p.X_train), p.y_train, cast(p.X_test), p.y_test, None,
+                        None, p.n_classes)
+    split = datasets.digits(seed=seed, images=True, test_fraction=test_fraction)
+    X = [torch.as_tensor(a, dtype=torch.float64) for a in (split.X_train, split.X_test)]
+    if res != X[0].shape[-1]:
+        X = [torch.nn.functional.interpolate(a, size=(res, res), mode="bilinear",
+                                             align_corners=False) for a in X]
+    mu, sd = X[0].mean(), X[0].std()
+    X = [((a - mu) / sd).to(device=device, dtype=_DTYPES[dtype]) for a in X]
+    name = "digits" if res == 8 else f"digits {res}x{res}"
+    return Pool(name, X[0], torch.as_tensor(split.y_train, device=device), X[1],
+                torch.as_tensor(split.y_test, device=device), None, None, split.n_classes)
+
+
+def grid_images(cfg) -> Pool:
+    """Images of the depth x width grid: digits split with ``grid_test_fraction``,
+    bilinearly upsampled to ``grid_res`` and standardised with the training mean and
+    standard deviation (or CIFAR-10 when ``conv_data`` names it and it is on disk)."""
+    return _grid_images_cached(cfg.conv_data, cfg.seed, cfg.grid_res, cfg.grid_test_fraction,
+                               device_of(cfg), cfg.train_dtype)

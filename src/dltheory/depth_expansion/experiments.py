@@ -94,6 +94,8 @@ class Expansion:
     gamma64: float                          # gamma_pop on half A in float64 (FD prediction)
     heldout: tuple[float, float]            # (<C_B, v_A>, t): Condition 1 on half B
     raw_test: float                         # L_test of the unshrunk training-set jumpboard
+    raw_se: float                           # s.e. of its paired test margin (per sample)
+    raw_eta: float                          # its step (line search on S, before the shrink)
     t_train: float                          # Condition 1 on S, cross-fitted on its halves
     null_sq_pred: float                     # exact permutation mean of ||C_pi||^2
     delta_R_ci: tuple[float, float, float]  # mean, lo, hi on the evaluation half
@@ -152,7 +154,11 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     jb_pop = sg.jumpboard(old, l, block, XA, yA, sig_pop.v, etas, B)
     jb_S = sg.jumpboard(old, l, block, Xs, ys, sig_S.v, etas, B)
     # test margin of the plain line-search step from S (before the shrink), for comparison
-    raw_test = sg.risk(insert_block(old, l, jb_S.block(block)), pool.X_test, pool.y_test, B)
+    raw_d = (sg.per_sample_loss(old, pool.X_test, pool.y_test, B).double()
+             - sg.per_sample_loss(insert_block(old, l, jb_S.block(block)), pool.X_test,
+                                  pool.y_test, B).double())
+    raw_test = sg.risk(old, pool.X_test, pool.y_test, B) - float(raw_d.mean())
+    raw_se, raw_eta = float(raw_d.std() / math.sqrt(len(raw_d))), jb_S.eta
     if shrink:   # the step found on the sample that chose v, shrunk for its selection bias
         jb_pop = dataclasses.replace(jb_pop, eta=jb_pop.eta * sg.selection_shrink(sig_pop))
         jb_S = dataclasses.replace(jb_S, eta=jb_S.eta * sg.selection_shrink(sig_S))
@@ -188,7 +194,8 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     models["new"] = models[chosen]
     return Expansion(n, seed, l, r, chosen, sig_S, sig_pop, gamma_test,
                      sg.cosine(sig_S.C, sig_pop.C), null, float(z), fd, s64.gamma, heldout,
-                     raw_test, float(t_train), null_sq_pred, ci, jb_pop, jb_S, ra, rb, cv, models)
+                     raw_test, raw_se, raw_eta, float(t_train), null_sq_pred, ci, jb_pop, jb_S,
+                     ra, rb, cv, models)
 
 
 def train_old(pool: Pool, *, n: int, width: int, depth: int, epochs: int, seed: int,
@@ -387,7 +394,8 @@ def measure_expansion(cfg, pool: Pool, old: SplitNet, hist: list[float], seed: i
            "kappa_pop": sg.selection_shrink(e.sig_pop),
            "delta_R": e.delta_R_ci[0], "delta_R_lo": e.delta_R_ci[1],
            "delta_R_hi": e.delta_R_ci[2], "delta_test": rb.delta_test, "chosen": e.chosen,
-           "delta_test_raw": r["old"].test - e.raw_test,
+           "delta_test_raw": r["old"].test - e.raw_test, "delta_test_raw_se": e.raw_se,
+           "eta_S_raw": e.raw_eta,
            "erm_trained": min(r[j].train - r["trained"].train for j in ("pop", "S")),
            "delta_erm_pop": ra.delta_erm, "delta_erm_S": rb.delta_erm,
            "gap_bracket": ra.gap_bracket, "test_bracket": ra.test_bracket,
@@ -461,22 +469,23 @@ def grid_task(cfg, task: dict) -> dict:
 
 
 def conv_grid_task(cfg, task: dict) -> dict:
-    """One (channels, depth, seed) cell of the conv grid (paper preset): a post-norm
-    GroupNorm conv ResNet on the image pool (CIFAR-10 when present, else digits), trained
-    to cfg.grid_target_ce (at most cfg.grid_epochs); the signal of a conv block inserted in
-    the middle on train and test images (test stands in for the population), and the
-    channel covariance of the test activation gradients."""
+    """One (channels, depth, seed) cell of the conv grid: a post-norm GroupNorm conv ResNet
+    on the grid images, trained until its training CE reaches cfg.grid_target_ce (at most
+    cfg.grid_epochs epochs; ``reached`` says whether it did); the signal of a conv block
+    inserted in the middle (before block depth // 2) on train and test images (test stands
+    in for the population), and the channel covariance of the test activation gradients
+    (positions count as observations)."""
     from . import data
     from .models import postnorm_convnet
 
-    imgs = data.images_for(cfg)
+    imgs = data.grid_images(cfg)
     w, L, s = task["width"], task["depth"], task["seed"]
     dev, dt = imgs.X_train.device, imgs.X_train.dtype
     net = postnorm_convnet(imgs.X_train.shape[1], imgs.n_classes, channels=w, depth=L,
                            seed=s).to(device=dev, dtype=dt)
     hist = train(net, imgs.X_train, imgs.y_train, epochs=cfg.grid_epochs,
-                 lr=cfg.lr / math.sqrt(max(1.0, L / 4)), wd=cfg.wd, batch_size=cfg.batch,
-                 seed=s, stop_at=cfg.grid_target_ce or None)
+                 lr=cfg.grid_lr / math.sqrt(max(1.0, L / 4)), wd=cfg.wd,
+                 batch_size=cfg.grid_batch, seed=s, stop_at=cfg.grid_target_ce or None)
     blk = ZeroInitBlock(w, kind="conv", seed=s + 1000).to(device=dev, dtype=dt)
     k = cfg.conv_n_signal
     sS = sg.first_order_signal(net, L // 2, blk, imgs.X_train[:k], imgs.y_train[:k], cfg.B)
@@ -484,7 +493,9 @@ def conv_grid_task(cfg, task: dict) -> dict:
     sigma = diagnostics.grad_covariance(sT.g)
     cm = diagnostics.cov_metrics(sigma)
     keep = L == max(cfg.grid_depths) and s == cfg.seed
-    return {"epochs": len(hist), "train": sg.risk(net, imgs.X_train, imgs.y_train, cfg.B),
+    return {"epochs": len(hist), "train_ce": hist[-1],
+            "reached": bool(cfg.grid_target_ce and hist[-1] <= cfg.grid_target_ce),
+            "train": sg.risk(net, imgs.X_train, imgs.y_train, cfg.B),
             "test": sg.risk(net, imgs.X_test, imgs.y_test, cfg.B), "gamma_S": sS.gamma,
             "gamma_pop": sT.gamma, "cos": sg.cosine(sS.C, sT.C), "off_energy": cm.off_energy,
             "top_ratio": cm.top_ratio,
@@ -493,8 +504,8 @@ def conv_grid_task(cfg, task: dict) -> dict:
 
 
 def grid(cfg) -> pd.DataFrame:
-    """Width x depth grid of old models: one row per (width, depth, seed); post-norm MLPs on
-    MNIST-1D (cfg.grid_arch = "mlp") or conv ResNets on images ("conv", paper preset)."""
+    """Width x depth grid of old models: one row per (width, depth, seed); conv ResNets on
+    images (cfg.grid_arch = "conv") or post-norm MLPs on MNIST-1D ("mlp")."""
     tasks = [{"width": w, "depth": L, "seed": s} for w in cfg.grid_widths
              for L in cfg.grid_depths for s in range(cfg.seed, cfg.seed + cfg.grid_seeds)]
     fn = conv_grid_task if cfg.grid_arch == "conv" else grid_task
@@ -513,7 +524,8 @@ def observability_task(cfg, task: dict) -> dict:
                      stop_at=cfg.obs_target_ce)
     pr = probe(m, pool, n=cfg.n_train, l=2, seed=s, B=cfg.B)
     return {"epochs": len(h), "train_ce": h[-1], "cos": pr["cos"], "z": pr["z_S"],
-            "ratio": pr["ratio_S"]}
+            "ratio": pr["ratio_S"], "off_energy": pr["off_energy"],
+            "offdiag_null": pr["offdiag_null"]}
 
 
 def observability(cfg) -> pd.DataFrame:

@@ -162,7 +162,10 @@ def grid(gdf: pd.DataFrame, cfg):
 
 
 def _grid_data(cfg) -> str:
-    return DATA if cfg.grid_arch == "mlp" else (cfg.conv_data or "digits") + " images"
+    if cfg.grid_arch == "mlp":
+        return DATA
+    return cfg.conv_data or (f"digits {cfg.grid_res}x{cfg.grid_res}" if cfg.grid_res != 8
+                             else "digits")
 
 
 def observability(odf: pd.DataFrame, cfg):
@@ -195,7 +198,8 @@ def covariance(gdf: pd.DataFrame, cfg):
         ax.grid(False)
     if im is not None:
         fig.colorbar(im, ax=np.atleast_1d(axes).tolist(), shrink=0.8)
-    fig.suptitle(f"corr(g) at the middle layer, depth {max(cfg.grid_depths)} "
+    what = "channel corr(g)" if cfg.grid_arch == "conv" else "corr(g)"
+    fig.suptitle(f"{what} at the middle layer, depth {max(cfg.grid_depths)} "
                  f"({_tag(cfg, _grid_data(cfg))})")
     return fig
 

@@ -19,6 +19,7 @@ what makes the insertion exactly function-preserving (``N(z + 0) = N(z) != z`` i
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 
@@ -27,6 +28,20 @@ from torch import nn
 from torch.nn import functional as F
 
 KINDS = ("mlp", "conv", "rezero")
+
+
+@contextlib.contextmanager
+def _seeded(seed: int):
+    """Draw parameters from ``seed`` in float64 whatever the caller's default dtype (the
+    draws of PyTorch's initialisers depend on the dtype), without touching global state."""
+    old = torch.get_default_dtype()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        torch.set_default_dtype(torch.float64)
+        try:
+            yield
+        finally:
+            torch.set_default_dtype(old)
 
 
 class RMSNorm(nn.Module):
@@ -48,6 +63,13 @@ class RMSNorm(nn.Module):
         return self.gain * z * torch.rsqrt(z.pow(2).mean(-1, keepdim=True) + self.eps)
 
 
+def _gn_groups(c: int, groups: int = 4) -> int:
+    """GroupNorm groups with at least two channels each: with one channel per group the
+    normalised map has zero spatial mean per channel, so a global-average-pool head sees
+    only the norm's bias and a 4-channel network cannot learn."""
+    return max(1, min(groups, c // 2))
+
+
 class PostNormBlock(nn.Module):
     """``z -> N(z + V relu(U z))``: (n, d) -> (n, d) with RMSNorm, or (n, c, H, W) with
     GroupNorm and 3x3 convolutions when ``conv=True``."""
@@ -58,7 +80,7 @@ class PostNormBlock(nn.Module):
         if conv:
             self.U = nn.Conv2d(d, k, 3, padding=1, bias=False)
             self.V = nn.Conv2d(k, d, 3, padding=1, bias=False)
-            self.norm = nn.GroupNorm(min(groups, d), d)
+            self.norm = nn.GroupNorm(_gn_groups(d, groups), d)
         else:
             self.U = nn.Linear(d, k)
             self.V = nn.Linear(k, d)
@@ -89,7 +111,7 @@ class ZeroInitBlock(nn.Module):
         k = hidden or d
         self.kind = kind
         gen = torch.Generator().manual_seed(int(seed))
-        dtype = torch.get_default_dtype()
+        dtype = torch.float64   # the same draws whatever the default dtype
         if kind == "conv":
             self.U = nn.Conv2d(d, k, 3, padding=1, bias=False)
             self.V = nn.Conv2d(k, d, 1, bias=False)
@@ -177,12 +199,11 @@ def postnorm_mlp(d_in: int, n_classes: int, *, width: int = 64, depth: int = 4,
     if width < 1 or depth < 0 or d_in < 1 or n_classes < 2:
         raise ValueError(f"need width >= 1, depth >= 0, d_in >= 1, n_classes >= 2; got "
                          f"width={width}, depth={depth}, d_in={d_in}, n_classes={n_classes}")
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(seed))
+    with _seeded(seed):
         stem = nn.Sequential(nn.Linear(d_in, width), RMSNorm(width))
         blocks = [PostNormBlock(width) for _ in range(depth)]
         head = nn.Linear(width, n_classes)
-    return SplitNet(stem, blocks, head)
+    return SplitNet(stem, blocks, head).to(torch.get_default_dtype())
 
 
 def postnorm_convnet(in_ch: int, n_classes: int, *, channels: int = 16, depth: int = 2,
@@ -192,13 +213,12 @@ def postnorm_convnet(in_ch: int, n_classes: int, *, channels: int = 16, depth: i
     if channels < 1 or depth < 0 or in_ch < 1 or n_classes < 2:
         raise ValueError(f"need channels >= 1, depth >= 0, in_ch >= 1, n_classes >= 2; got "
                          f"channels={channels}, depth={depth}, in_ch={in_ch}, n_classes={n_classes}")
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(seed))
+    with _seeded(seed):
         stem = nn.Sequential(nn.Conv2d(in_ch, channels, 3, padding=1),
-                             nn.GroupNorm(min(4, channels), channels))
+                             nn.GroupNorm(_gn_groups(channels), channels))
         blocks = [PostNormBlock(channels, conv=True) for _ in range(depth)]
         head = _GapHead(channels, n_classes)
-    return SplitNet(stem, blocks, head)
+    return SplitNet(stem, blocks, head).to(torch.get_default_dtype())
 
 
 def insert_block(model: SplitNet, l: int, block: nn.Module) -> SplitNet:

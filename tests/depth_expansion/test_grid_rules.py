@@ -1,0 +1,85 @@
+"""Decision rules of the powered grid claims on synthetic tables, and determinism of the
+model initialisation (the draws must not depend on the caller's default dtype)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from dltheory import claims
+from dltheory import depth_expansion as de
+from dltheory.depth_expansion.models import postnorm_convnet, postnorm_mlp
+
+
+def _grid(cfg, gamma, test, off=0.5, noise=0.02, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for w in cfg.grid_widths:
+        for L in cfg.grid_depths:
+            for s in range(cfg.grid_seeds):
+                rows.append({"width": w, "depth": L, "seed": s, "reached": True,
+                             "gamma_pop": gamma(w, L) * np.exp(noise * rng.standard_normal()),
+                             "test": test(w, L) + noise * rng.standard_normal(),
+                             "off_energy": off + noise * rng.standard_normal(),
+                             "offdiag_null": 0.5})
+    return pd.DataFrame(rows)
+
+
+def _verdicts(cfg, gdf, odf=None):
+    led = claims.Ledger("depth_expansion", scale=cfg.scale)
+    de.checks.grid(led, cfg, gdf)
+    if odf is not None:
+        de.checks.covariance(led, cfg, odf, gdf)
+    return {c.id: c.verdict for c in led.claims.values()}
+
+
+CFG = de.Config.for_scale("standard")
+ODF = pd.DataFrame({"width": [16, 64], "off_energy": [0.7, 0.9], "offdiag_null": [0.58, 0.85]})
+
+
+def test_paper_shaped_grid_passes():
+    v = _verdicts(CFG, _grid(CFG, lambda w, L: L ** -0.7,
+                             lambda w, L: 0.3 + 0.2 * (L == max(CFG.grid_depths)) * 8 / w,
+                             off=0.1), ODF)
+    assert v["DE.signal_decay"] == "PASS"
+    assert v["DE.depth_rebound"] == "PASS"
+    assert v["DE.joint_scaling"] == "PASS"
+    assert v["DE.gradient_covariance.conv"] == "PASS"
+    assert v["DE.gradient_covariance"] == "INCONCLUSIVE"   # rank-9 null above 0.3
+
+
+def test_opposite_grid_is_not_reproduced():
+    v = _verdicts(CFG, _grid(CFG, lambda w, L: L ** 0.7,
+                             lambda w, L: 0.5 + (L == max(CFG.grid_depths)) * (0.05 * w / 4 - 0.2),
+                             off=0.8), ODF)
+    for cid in ("DE.signal_decay", "DE.depth_rebound", "DE.joint_scaling",
+                "DE.gradient_covariance.conv"):
+        assert v[cid] == "NOT REPRODUCED", cid
+
+
+def test_flat_grid_is_inconclusive_and_smoke_always_is():
+    flat = _grid(CFG, lambda w, L: 1.0, lambda w, L: 0.3, off=0.3)
+    v = _verdicts(CFG, flat)
+    assert v["DE.signal_decay"] == v["DE.depth_rebound"] == "INCONCLUSIVE"
+    smoke = de.Config.for_scale("smoke")
+    v = _verdicts(smoke, _grid(smoke, lambda w, L: L ** -0.7, lambda w, L: 0.3))
+    assert set(v.values()) == {"INCONCLUSIVE"}
+
+
+@pytest.mark.parametrize("build", [lambda: postnorm_mlp(40, 10, width=8, depth=2, seed=3),
+                                   lambda: postnorm_convnet(1, 10, channels=4, depth=2, seed=3)])
+def test_initialisation_ignores_the_default_dtype(build):
+    old = torch.get_default_dtype()
+    try:
+        torch.set_default_dtype(torch.float32)
+        a = [p.detach().double() for p in build().parameters()]
+        torch.set_default_dtype(torch.float64)
+        b = [p.detach() for p in build().parameters()]
+    finally:
+        torch.set_default_dtype(old)
+    assert all(torch.allclose(x, y, atol=1e-7) for x, y in zip(a, b, strict=True))
+
+
+def test_four_channel_convnet_groups_keep_two_channels():
+    net = postnorm_convnet(1, 10, channels=4, depth=1, seed=0)
+    assert net.stem[1].num_groups == 2 and net.blocks[0].norm.num_groups == 2

@@ -8,7 +8,7 @@ asserts that the named hard claim FAILs, after checking that it PASSes without t
 import pytest
 
 from dltheory import claims
-from dltheory.sparse_scaling import checks, config, theory
+from dltheory.sparse_scaling import checks, config, data, theory
 from dltheory.sparse_scaling import experiments as ssx
 
 
@@ -86,3 +86,37 @@ def test_mutation_is_caught(res, name, monkeypatch):
     original = target.__dict__[attr] if isinstance(target, type) else getattr(target, attr)
     monkeypatch.setattr(target, attr, make(original))
     assert verdicts(res)[claim] == claims.FAIL, f"{name}: {claim} did not fail"
+
+
+# ---- section 9: the GD failure exponent (the smoke run itself, without the explicit GD runs)
+@pytest.fixture(scope="module")
+def gd_res():
+    mp = pytest.MonkeyPatch()
+    mp.setenv("DLTHEORY_CACHE", "0")
+    cfg = config.Config.for_scale("smoke", gd_shown=1)
+    out = {"cfg": cfg, "gd": ssx.gd(cfg)}
+    mp.undo()
+    return out
+
+
+def _gd_verdict(r):
+    led = claims.Ledger("sparse_scaling_mutation_gd", scale="smoke")
+    checks.record_gd(led, r["cfg"], r["gd"])
+    return led.claims["SS.gd.instability"].verdict
+
+
+GD_MUTATIONS = {
+    "nu with denominator -a2 for -a2 - 1": lambda a1, a2: (a1 + a2 + 1) / (-a2),
+    "nu = alpha_D (the data exponent)": lambda a1, a2: (a1 + a2 + 1) / (a1 + 1),
+    "nu with the numerator a1 + a2 + 2": lambda a1, a2: (a1 + a2 + 2) / (-a2 - 1),
+}
+
+
+def test_gd_baseline_passes(gd_res):
+    assert _gd_verdict(gd_res) == claims.PASS
+
+
+@pytest.mark.parametrize("name", list(GD_MUTATIONS))
+def test_gd_mutation_is_caught(gd_res, name, monkeypatch):
+    monkeypatch.setattr(data, "exponent_nu", GD_MUTATIONS[name])
+    assert _gd_verdict(gd_res) == claims.FAIL, f"{name}: SS.gd.instability did not fail"

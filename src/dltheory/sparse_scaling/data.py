@@ -64,6 +64,11 @@ def exponent_D(alpha1: float, alpha2: float) -> float:
     return exponent_N(alpha1, alpha2) / (alpha1 + 1)
 
 
+def exponent_nu(alpha1: float, alpha2: float) -> float:
+    """GD-failure exponent nu = (a1 + a2 + 1)/(-a2 - 1): P_fail(D) ~ D^-nu, for a2 < -1."""
+    return exponent_N(alpha1, alpha2) / (-alpha2 - 1)
+
+
 @dataclass(frozen=True)
 class SparseSpectrum:
     """Activation probabilities ``p`` (M,), active-amplitude variances ``s2`` (M,).
@@ -98,7 +103,7 @@ class SparseSpectrum:
     @property
     def nu(self) -> float:
         """GD-failure exponent (a1 + a2 + 1)/(-a2 - 1); only meaningful for a2 < -1."""
-        return self.alpha_N / (-self.alpha2 - 1)
+        return exponent_nu(self.alpha1, self.alpha2)
 
 
 def spectrum(M: int, alpha1: float, alpha2: float) -> SparseSpectrum:

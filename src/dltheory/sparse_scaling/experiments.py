@@ -17,7 +17,15 @@ from .. import runtime
 from . import relu as relu_mod
 from .config import DEFAULTS, Config, heaps_D
 from .data import sample_dense, sample_entries, sample_sparse, spectrum
-from .gd import fail_probability, gd_diverged, population_step, run_gd, sample_problem
+from .gd import (
+    gd_diverged,
+    hessian_top_eigs,
+    population_step,
+    run_gd,
+    sample_problem,
+    secular_fail_probability,
+    stratified_fail_probability,
+)
 from .linear import (
     brute_force_fit,
     complement_leverage,
@@ -42,7 +50,6 @@ from .theory import (
     expected_observed,
     expected_observed_inf,
     loss_de,
-    spike_fail_probability,
 )
 
 
@@ -258,22 +265,25 @@ def envelope(cfg: Config, alpha1: float | None = None, alpha2: float | None = No
 
 
 # ---------------------------------------------------------------- 9. GD
-def _gd_task(cfg: Config, task: dict) -> dict:
+def _gd_task(cfg: Config, task: dict) -> list[dict]:
     s = task["useed"]
     spec = spectrum(cfg.m_gd, cfg.gd_alpha1, cfg.gd_alpha2)
-    u = gaussian_features(cfg.n_gd, cfg.m_gd, cfg.seed + 600 + s, device=_dev())
+    u_seed = int(np.random.SeedSequence([cfg.seed, 600, s]).generate_state(1)[0])
+    u = gaussian_features(cfg.n_gd, cfg.m_gd, u_seed, device=_dev())
     eta = population_step(u, spec.lam, cfg.gd_c)
-    P, _ = fail_probability(spec, u, cfg.d_gd, cfg.gd_trials, eta, cfg.seed + 610 + s)
-    P_sp = spike_fail_probability(spec, cfg.d_gd, eta, (u**2).sum(0).cpu().numpy())
-    rows = [{"D": int(d), "P": float(p), "P_spike": float(q), "control": False}
-            for d, p, q in zip(cfg.d_gd, P, P_sp, strict=True)]
+    P_sec = secular_fail_probability(spec, u, eta, cfg.d_gd)
+    rows = []
+    for i, D in enumerate(cfg.d_gd):
+        r = stratified_fail_probability(spec, u, int(D), eta, trials_in=cfg.gd_trials,
+                                        trials_out=cfg.gd_trials_out, kappa=cfg.gd_kappa,
+                                        seed=[cfg.seed, 610, s, i])
+        rows.append({"D": int(D), **r, "P_secular": float(P_sec[i]), "control": False})
     if s < 2:
         spec_c = spectrum(cfg.m_gd, cfg.gd_alpha1, cfg.control_alpha2)
         eta_c = population_step(u, spec_c.lam, cfg.gd_c)
-        Dc = [d for d in cfg.d_gd if d >= cfg.gd_d_min]
-        Pc, _ = fail_probability(spec_c, u, Dc, cfg.gd_trials, eta_c, cfg.seed + 620 + s)
-        rows += [{"D": int(d), "P": float(p), "P_spike": 0.0, "control": True}
-                 for d, p in zip(Dc, Pc, strict=True)]
+        for i, D in enumerate(cfg.d_gd):
+            lmax = hessian_top_eigs(spec_c, u, int(D), cfg.gd_trials_out, [cfg.seed, 620, s, i])
+            rows.append({"D": int(D), "P": float(np.mean(eta_c * lmax > 2)), "control": True})
     return rows
 
 

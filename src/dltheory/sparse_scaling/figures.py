@@ -182,10 +182,9 @@ def frontier(cfg: Config, env: dict, out: dict):
 def gd(cfg: Config, res: dict, out: dict):
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
     D, P = out["D"], out["P"]
-    err = np.sqrt(P * (1 - P) / out["n"])
-    plotting.sim(axs[0], D, P, yerr=err, label=r"$\eta\lambda_{max}>2$, sampled")
-    plotting.theory(axs[0], D, out["P_spike"], label="spike-only formula")
-    plotting.slope_line(axs[0], -out["nu"], x=D, anchor=(D[0], P[0]), offset=1.3, label=rf"$D^{{-\nu}}$, $\nu={out['nu']:g}$")
+    plotting.sim(axs[0], D, P, yerr=out["se"], label=rf"$\eta\lambda_{{max}}>2$, sampled ({out['n_u']} feature draws)")
+    plotting.theory(axs[0], D, out["P_secular"], label="single-spike (secular) formula")
+    plotting.slope_line(axs[0], -out["nu"], x=D, anchor=(D[0], P[0]), offset=1.4, label=rf"$D^{{-\nu}}$, $\nu={out['nu']:g}$")
     plotting.loglog(axs[0], xlabel="D", ylabel=r"$P_{fail}$",
                     title=rf"GD failure, $\alpha_1={cfg.gd_alpha1:g}, \alpha_2={cfg.gd_alpha2:g}$, " + plotting.scale_tag(cfg.scale))
     axs[0].legend(fontsize=7)

@@ -15,8 +15,17 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from scipy import stats
 
-from .data import SparseSpectrum, check_number, rng_from, sample_entries, sample_sparse
+from .data import (
+    Entries,
+    SparseSpectrum,
+    _dedupe_rows,
+    check_number,
+    rng_from,
+    sample_entries,
+    sample_sparse,
+)
 
 
 def population_step(u: torch.Tensor, lam, c: float = 1.8) -> float:
@@ -26,17 +35,88 @@ def population_step(u: torch.Tensor, lam, c: float = 1.8) -> float:
     return float(c / torch.linalg.eigvalsh((u * lam) @ u.T).max())
 
 
+def _concat(parts, trials: int, D: int, M: int) -> Entries:
+    cat = [np.concatenate([getattr(e, k) for e in parts]) for k in ("trial", "row", "col", "val")]
+    return Entries(*cat, trials, D, M)
+
+
+def _count_law(p: np.ndarray, D: int, p_poisson: float = 1e-4) -> np.ndarray:
+    """P(coordinate j active at least once among D rows), under :func:`sample_entries`' law
+    (Binomial counts for p_j >= p_poisson, Poisson counts below)."""
+    return np.where(p >= p_poisson, -np.expm1(D * np.log1p(-np.minimum(p, 1 - 1e-16))),
+                    -np.expm1(-D * p))
+
+
+def hit_probability(spec: SparseSpectrum, mask, D: int) -> float:
+    """P(A): at least one coordinate of ``mask`` is active among the D rows (exact)."""
+    q = _count_law(spec.p[np.asarray(mask, bool)], int(D))
+    return float(-np.expm1(np.sum(np.log1p(-q))))
+
+
+def sample_entries_hit(spec: SparseSpectrum, D: int, seed, *, trials: int = 1,
+                       p_poisson: float = 1e-4) -> Entries:
+    """:func:`sample_entries` for ``spec`` conditioned on at least one non-zero entry.
+
+    The counts of different coordinates are independent, so the condition is met exactly by
+    drawing the first active coordinate J (in index order) from
+    P(J = j) = q_j prod_{k<j} (1 - q_k) / P(A), its count from the law truncated to >= 1,
+    and the coordinates after J unconditionally; those before J stay empty. Rademacher
+    amplitudes. Coordinates with p_j >= 1/4 (drawn row by row) are not supported.
+    """
+    rng = rng_from(seed)
+    D, trials = int(D), int(trials)
+    cols = np.flatnonzero(spec.p > 0)
+    if cols.size == 0 or spec.p[cols].max() >= 0.25:
+        raise ValueError("sample_entries_hit needs 0 < p_j < 1/4 on at least one coordinate")
+    p = spec.p[cols]
+    q = _count_law(p, D, p_poisson)
+    log_surv = np.concatenate([[0.0], np.cumsum(np.log1p(-q))])      # P(no hit in cols[:i])
+    cdf = -np.expm1(log_surv[1:])                                      # P(first hit <= i)
+    i = np.minimum(np.searchsorted(cdf, rng.random(trials) * cdf[-1], side="right"), cols.size - 1)
+    mu = D * p[i]
+    lo = np.where(p[i] >= p_poisson, stats.binom.cdf(0, D, p[i]), stats.poisson.cdf(0, mu))
+    v = lo + rng.random(trials) * (1 - lo)
+    c = np.where(p[i] >= p_poisson, stats.binom.ppf(v, D, p[i]), stats.poisson.ppf(v, mu))
+    c = np.maximum(c, 1).astype(np.int64)
+    rest = sample_entries(spec, D, rng, trials=trials, p_poisson=p_poisson)
+    keep = rest.col > cols[i][rest.trial]
+    t_new = np.repeat(np.arange(trials), c)
+    c_new = np.repeat(cols[i], c)
+    trial = np.concatenate([rest.trial[keep], t_new])
+    col = np.concatenate([rest.col[keep], c_new])
+    row = np.concatenate([rest.row[keep], rng.integers(0, D, t_new.size)])
+    row = _dedupe_rows(trial, col, row, D, spec.M, rng)
+    val = np.concatenate([rest.val[keep],
+                          np.sqrt(spec.s2[c_new]) * (rng.integers(0, 2, t_new.size) * 2.0 - 1.0)])
+    return Entries(trial, row, col, val, trials, D, spec.M)
+
+
+def _restrict(spec: SparseSpectrum, mask) -> SparseSpectrum:
+    return type(spec)(np.where(mask, spec.p, 0.0), spec.s2, spec.alpha1, spec.alpha2)
+
+
 def hessian_top_eigs(spec: SparseSpectrum, u: torch.Tensor, D: int, trials: int, seed, *,
-                     rows_per_chunk: int = 200_000) -> np.ndarray:
-    """lambda_max(X u^T u X^T... ) i.e. of H = u X^T X u^T / D for ``trials`` data sets, (trials,).
+                     hit=None, rows_per_chunk: int = 200_000) -> np.ndarray:
+    """lambda_max of H = u X^T X u^T / D for ``trials`` independent data sets, (trials,).
 
     Rademacher amplitudes; at most one coordinate may have p_j = 1 (true for p_j = j^-(a1+1)).
+    ``hit`` (bool mask over coordinates, optional) makes this a draw from one stratum:
+    ``("in", mask)`` conditions on at least one coordinate of the mask being active,
+    ``("out", mask)`` on none of them being active.
     """
     p = spec.p
     on = np.flatnonzero(p >= 1.0)
     if on.size > 1:
         raise ValueError("hessian_top_eigs supports at most one always-active coordinate")
-    rest = type(spec)(np.where(p >= 1.0, 0.0, p), spec.s2, spec.alpha1, spec.alpha2)
+    rest = _restrict(spec, p < 1.0)
+    cand = None
+    if hit is not None:
+        side, mask = hit
+        if side not in ("in", "out"):
+            raise ValueError(f"hit must be ('in' | 'out', mask), got {side!r}")
+        mask = np.asarray(mask, bool) & (p < 1.0)
+        cand = _restrict(spec, mask) if side == "in" else None
+        rest = _restrict(rest, ~mask)
     N = u.shape[0]
     dev = u.device
     uT = u.T.contiguous()                                    # (M, N)
@@ -48,6 +128,8 @@ def hessian_top_eigs(spec: SparseSpectrum, u: torch.Tensor, D: int, trials: int,
     for start in range(0, trials, chunk):
         R = min(chunk, trials - start)
         e = sample_entries(rest, D, rng, trials=R)
+        if cand is not None:
+            e = _concat([e, sample_entries_hit(cand, D, rng, trials=R)], R, D, spec.M)
         key = e.trial * D + e.row
         ukey, rid = np.unique(key, return_inverse=True)      # rows holding a rare coordinate
         t_of = ukey // D
@@ -71,6 +153,37 @@ def hessian_top_eigs(spec: SparseSpectrum, u: torch.Tensor, D: int, trials: int,
             H += rest_rows[:, None, None] * torch.outer(u_on, u_on)[None]
         out.append(torch.linalg.eigvalsh(H / D)[:, -1].cpu().numpy())
     return np.concatenate(out)
+
+
+def spike_mask(spec: SparseSpectrum, unorm2, D: int, eta: float, kappa: float) -> np.ndarray:
+    """Coordinates whose single-hit spike s_j^2 |u_j|^2 / D exceeds kappa * 2/eta."""
+    return (spec.s2 * np.asarray(unorm2, float) / float(D) > kappa * 2.0 / eta) & (spec.p < 1.0)
+
+
+def stratified_fail_probability(spec: SparseSpectrum, u: torch.Tensor, D: int, eta: float, *,
+                                trials_in: int, trials_out: int, kappa: float, seed) -> dict:
+    """P_fail(D) = P(A) f_in + (1 - P(A)) f_out, with A = {a coordinate with a spike above
+    kappa * 2/eta is active}: unbiased for any kappa; kappa only moves the variance.
+
+    Returns P, its standard error se, P(A) and the two stratum failure fractions.
+    """
+    eta = check_number("eta", eta, 0.0, np.inf, lo_open=True)
+    check_number("kappa", kappa, 0.0, 1.0, lo_open=True)
+    check_number("trials_in", trials_in, 1, np.inf)
+    check_number("trials_out", trials_out, 1, np.inf)
+    mask = spike_mask(spec, (u**2).sum(0).cpu().numpy(), D, eta, kappa)
+    rng = rng_from(seed)
+    pa = hit_probability(spec, mask, D) if mask.any() else 0.0
+    f_in = f_out = 0.0
+    var = 0.0
+    if pa > 0:
+        f_in = float(np.mean(eta * hessian_top_eigs(spec, u, D, trials_in, rng, hit=("in", mask)) > 2))
+        var += pa**2 * f_in * (1 - f_in) / trials_in
+    if pa < 1:
+        f_out = float(np.mean(eta * hessian_top_eigs(spec, u, D, trials_out, rng, hit=("out", mask)) > 2))
+        var += (1 - pa) ** 2 * f_out * (1 - f_out) / trials_out
+    return {"P": pa * f_in + (1 - pa) * f_out, "se": float(np.sqrt(var)), "P_A": pa,
+            "f_in": f_in, "f_out": f_out}
 
 
 def fail_probability(spec: SparseSpectrum, u: torch.Tensor, Ds, trials: int, eta: float,
@@ -116,3 +229,26 @@ def run_gd(Phi: torch.Tensor, y: torch.Tensor, eta: float, steps: int) -> np.nda
 def gd_diverged(losses: np.ndarray) -> bool:
     """Explicit outcome: the loss ends non-finite or above its starting value."""
     return bool(not np.isfinite(losses[-1]) or losses[-1] > losses[0])
+
+
+def secular_fail_probability(spec: SparseSpectrum, u: torch.Tensor, eta: float, Ds) -> np.ndarray:
+    """Large-D prediction of P_fail(D): single spikes against the population Hessian.
+
+    As D grows the sample Hessian tends to B = u diag(lambda) u^T, and the cross terms of a
+    rare row are O(D^-1/2). A coordinate j active once adds s_j^2 u_j u_j^T / D, and
+    lambda_max(B + s_j^2 u_j u_j^T / D) > 2/eta iff (rank-one secular equation)
+    s_j^2 g_j / D > 1 with g_j = u_j^T (2/eta - B)^-1 u_j. Hence
+    P_fail(D) ~ 1 - exp(-D sum_j p_j 1[s_j^2 g_j > D]), whose slope tends to -nu.
+    Requires eta lambda_max(B) < 2.
+    """
+    eta = check_number("eta", eta, 0.0, np.inf, lo_open=True)
+    lam = torch.as_tensor(spec.lam, dtype=u.dtype, device=u.device)
+    B = (u * lam) @ u.T
+    w, V = torch.linalg.eigh(B)
+    if float(eta * w.max()) >= 2:
+        raise ValueError(f"eta lambda_max(B) = {float(eta * w.max()):.3g} must be < 2")
+    z = V.T @ u                                               # (N, M)
+    g = ((z**2) / (2.0 / eta - w)[:, None]).sum(0).cpu().numpy()
+    p = np.where(spec.p < 1.0, spec.p, 0.0)
+    out = [-np.expm1(-float(D) * np.sum(p[spec.s2 * g > float(D)])) for D in np.atleast_1d(Ds)]
+    return np.array(out)

@@ -190,17 +190,9 @@ def _record_overparam(ledger, cfg, c):
                             note="no data set with rank X = K and N >= 3 rank(X) in the sparse regime")
 
 
-def record_combined_law(ledger, cfg: Config, grid) -> dict:
-    """Oracle-ridge fit (evidence) against the same fit of the theory envelope on the same grid."""
-    stmt_a, stmt_b = "oracle-ridge fit A N^-a + B D^-b: a = alpha_N", "oracle-ridge fit: b = alpha_D"
-    if grid is None or not cfg.valid_combined_law:
-        why = (f"at a1 = {cfg.alpha1:g} the budget's D range does not hold both regimes in the "
-               f"sparse regime (needs K(D_max) >= {cfg.k_grid_min:g} and D_max >= 30 D_min, "
-               "D_min where K(D) <= 0.3 D)")
-        for i, st in (("SS.combined_law", stmt_a), ("SS.combined_law.b", stmt_b),
-                      ("SS.frontier.sampled", "sampled frontier N* ~ C^(1/(a1+3))")):
-            ledger.inconclusive(i, st, note=why)
-        return {}
+def surface_fits(cfg: Config, grid):
+    """Two-term fits of the sampled oracle-ridge and Bayes surfaces and of the theory surface
+    on the same points (the N <= 8, D <= 30 and near-peak points excluded)."""
     g = grid.groupby(["N", "D"], as_index=False)[["ridge", "bayes", "rank"]].mean()
     NN, DD = g.N.values.astype(float), g.D.values.astype(float)
     Ng, Dg = np.unique(NN), np.unique(DD)
@@ -212,6 +204,48 @@ def record_combined_law(ledger, cfg: Config, grid) -> dict:
     Lt = theory_surface(cfg, Ng, Dg)
     iN, iD = np.searchsorted(Ng, NN), np.searchsorted(Dg, DD)
     th = fitting.fit_two_term(NN[keep], DD[keep], Lt[iN, iD][keep])
+    return law, bayes, th, g
+
+
+def alpha_c_of(a: float, b: float) -> float:
+    """Compute exponent of the law A N^-a + B D^-b along C = N^2 D: ab/(a + 2b)."""
+    return -theory.two_term_frontier_exponents(a, b)["loss"]
+
+
+def record_alpha_c_sampled(ledger, cfg: Config, law: dict, hi, grid_hi):
+    """alpha_C from the sampled surfaces at a1 and a1 + step (a2 fixed) against the theory fits."""
+    stmt = f"sampled alpha_C increases with a1 at fixed a2 (a1 -> a1 + {cfg.ac_step:g})"
+    if not law or hi is None or grid_hi is None:
+        why = ("no sampled surface at a1" if not law else
+               f"a1 + {cfg.ac_step:g} is outside the domain or its grid misses a regime at this scale")
+        ledger.inconclusive("SS.alpha_C.sampled", stmt, note=why)
+        return None
+    law_hi, _, th_hi, _ = surface_fits(hi, grid_hi)
+    lo_s, hi_s = alpha_c_of(law["law"].a, law["law"].b), alpha_c_of(law_hi.a, law_hi.b)
+    lo_t, hi_t = alpha_c_of(law["theory"].a, law["theory"].b), alpha_c_of(th_hi.a, th_hi.b)
+    ledger.check("SS.alpha_C.sampled", stmt, measured=hi_s - lo_s, predicted=hi_t - lo_t,
+                 tol=cfg.tol_ac_sampled, kind="soft",
+                 note=f"alpha_C = ab/(a+2b) of the fitted oracle-ridge laws: {lo_s:.3f} -> {hi_s:.3f}; "
+                      f"theory fits {lo_t:.3f} -> {hi_t:.3f}; a2 = {cfg.alpha2:g} held fixed")
+    import pandas as pd
+    return pd.DataFrame({"alpha1": [cfg.alpha1, hi.alpha1], "sampled alpha_C": [lo_s, hi_s],
+                         "theory-fit alpha_C": [lo_t, hi_t],
+                         "asymptotic alpha_N/(a1+3)": [cfg.alpha_N / (cfg.alpha1 + 3), hi.alpha_N / (hi.alpha1 + 3)]}
+                        ).set_index("alpha1").round(3)
+
+
+def record_combined_law(ledger, cfg: Config, grid) -> dict:
+    """Oracle-ridge fit (evidence) against the same fit of the theory envelope on the same grid."""
+    stmt_a, stmt_b = "oracle-ridge fit A N^-a + B D^-b: a = alpha_N", "oracle-ridge fit: b = alpha_D"
+    if grid is None or not cfg.valid_combined_law:
+        why = (f"at a1 = {cfg.alpha1:g} the budget's D range does not hold both regimes in the "
+               f"sparse regime (needs K(D_max) >= {cfg.k_grid_min:g} and D_max >= 30 D_min, "
+               "D_min where K(D) <= 0.3 D)")
+        for i, st in (("SS.combined_law", stmt_a), ("SS.combined_law.b", stmt_b),
+                      ("SS.frontier.sampled", "sampled frontier N* ~ C^(1/(a1+3))")):
+            ledger.inconclusive(i, st, note=why)
+        return {}
+    law, bayes, th, g = surface_fits(cfg, grid)
     out = {"law": law, "bayes": bayes, "theory": th, "g": g}
     note = f"theory = the same fit of l_DE(N) + E T(D) on the same grid (a = {th.a:.3f}, b = {th.b:.3f})"
     ledger.check("SS.combined_law", stmt_a, measured=law.a, predicted=th.a, tol=cfg.tol_law_a, kind="soft",

@@ -152,6 +152,10 @@ class Config:
     tol_law_b: float = 0.14     # b per feature draw: sd 0.11 (0.82-1.08 at the default);
                                 # 2.5 sd of a 4-draw mean (was 0.07, set before that spread was measured)
     tol_frontier_sampled: float = 0.03  # N* exponent b/(a+2b) from (a, b): spread ~0.01
+    ac_step: float = 1.0        # alpha_C sampled at a1 and a1 + ac_step, a2 fixed
+    # sampled increase of alpha_C from a1 = 1 to 2 (a2 = 0), smoke, 8 other master seeds:
+    # mean 0.086, sd 0.021 (theory fits 0.0995) -> 3 sd; kept at standard and paper
+    tol_ac_sampled: float = 0.065
     # --- 8. closed-form frontier (theory)
     m_de: int = 100_000
     tol_frontier: float = 0.05

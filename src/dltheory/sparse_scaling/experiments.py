@@ -239,6 +239,16 @@ def combined_grid(cfg: Config) -> pd.DataFrame:
     return _sweep(_grid_task, [{"useed": s} for s in range(cfg.grid_u_seeds)], cfg, "grid")
 
 
+def alpha_c_partner(cfg: Config) -> Config | None:
+    """The same Config at a1 + ac_step (a2 held fixed), or None if outside the domain or if its
+    grid cannot hold both regimes at this scale."""
+    try:
+        hi = cfg.with_(alpha1=cfg.alpha1 + cfg.ac_step)
+    except ValueError:
+        return None
+    return hi if (cfg.valid_combined_law and hi.valid_combined_law) else None
+
+
 def theory_surface(cfg: Config, Ns, Ds) -> np.ndarray:
     """The additive finite-size envelope l_DE(N) + E T(D) on a grid (same M as the samples)."""
     spec = spectrum(cfg.m_grid, cfg.alpha1, cfg.alpha2)

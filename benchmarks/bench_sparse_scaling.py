@@ -10,6 +10,12 @@ targets); ``E_w loss`` is the exact average over all targets, which the fast pat
 
     python benchmarks/bench_sparse_scaling.py          # D = 1e4 and 1e5, N = 256
     python benchmarks/bench_sparse_scaling.py --quick  # tiny
+    python benchmarks/bench_sparse_scaling.py --gd     # stratified vs plain GD-failure sampling
+
+The ``--gd`` benchmark compares the stratified estimator of P_fail(D) (section 9) with plain
+Monte Carlo on the same feature draw: ``efficiency`` = (variance x CPU time) of plain over
+stratified, i.e. how many times fewer CPU seconds the stratified estimator needs for the
+same standard error.
 """
 
 from __future__ import annotations
@@ -64,11 +70,37 @@ def bench_one(D: int, N: int, M: int, n_w: int, n_test: int, seed: int = 0) -> d
             "loss exact": exact, "loss E_w": expected}
 
 
+def bench_gd(D: int, plain: int, strat: tuple[int, int], seed: int = 0) -> dict:
+    spec = ss.spectrum(4096, 3.0, -3.0)
+    u = ss.gaussian_features(16, 4096, 600 + seed)
+    eta = ss.population_step(u, spec.lam, 1.5)
+    t0 = time.perf_counter()
+    P = float(np.mean(eta * ss.hessian_top_eigs(spec, u, D, plain, [seed, 1]) > 2))
+    t_p = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    r = ss.stratified_fail_probability(spec, u, D, eta, trials_in=strat[0], trials_out=strat[1],
+                                       kappa=0.25, seed=[seed, 2])
+    t_s = time.perf_counter() - t0
+    var_p = max(P, r["P"]) * (1 - max(P, r["P"])) / plain      # binomial variance of plain MC
+    return {"D": D, "P plain": P, "P strat": r["P"], "se plain": var_p**0.5, "se strat": r["se"],
+            "time plain": t_p, "time strat": t_s, "efficiency": var_p * t_p / (r["se"] ** 2 * t_s)}
+
+
 def main(argv=None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes (a few seconds)")
+    ap.add_argument("--gd", action="store_true", help="stratified vs plain GD-failure sampling")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
+    if args.gd:
+        rows = [bench_gd(D, n, (m, m // 4)) for D, n, m in ((1_000, 20_000, 2_000), (10_000, 10_000, 1_000),
+                                                          (100_000, 2_000, 200))]
+        print(f"{'D':>7s} {'P plain':>9s} {'P strat':>9s} {'se plain':>9s} {'se strat':>9s} "
+              f"{'t plain':>8s} {'t strat':>8s} {'efficiency':>10s}")
+        for r in rows:
+            print(f"{r['D']:7d} {r['P plain']:9.2e} {r['P strat']:9.2e} {r['se plain']:9.1e} {r['se strat']:9.1e} "
+                  f"{r['time plain']:8.2f} {r['time strat']:8.2f} {r['efficiency']:10.1f}")
+        return rows
     if args.quick:
         cases = [(1_000, 64, 4096, 8, 20_000), (3_000, 64, 4096, 8, 20_000)]
     else:

@@ -19,9 +19,13 @@ from .gd import (
     fail_probability,
     gd_diverged,
     hessian_top_eigs,
+    hit_probability,
     population_step,
     run_gd,
+    sample_entries_hit,
     sample_problem,
+    secular_fail_probability,
+    stratified_fail_probability,
 )
 from .linear import (
     Observed,
@@ -69,8 +73,9 @@ __all__ = [
     "dense_infinite_width", "dense_loss_infinite_width", "dense_n_sweep", "dense_ridge_path", "envelope_frontier", "expected_floor",
     "expected_observed", "expected_observed_inf", "fail_probability", "feature_moments", "floor_constant",
     "frontier_exponents", "gaussian_features", "gd_diverged", "heaps_constant",
-    "hessian_top_eigs", "kappa", "loss_bayes_readout", "loss_de", "loss_infinite_data", "loss_infinite_width",
+    "hessian_top_eigs", "hit_probability", "kappa", "loss_bayes_readout", "loss_de", "loss_infinite_data", "loss_infinite_width",
     "observe", "oracle_grid", "sparse_infinite_width", "sparse_n_sweep", "overparam_loss", "peak_location", "population_step", "reduced_fit",
     "relu", "ridge_path", "run_gd", "sample_dense", "sample_entries", "sample_problem",
-    "sample_sparse", "spectrum", "spike_fail_probability", "two_term_frontier_exponents",
+    "sample_entries_hit", "sample_sparse", "secular_fail_probability", "spectrum",
+    "spike_fail_probability", "stratified_fail_probability", "two_term_frontier_exponents",
 ]

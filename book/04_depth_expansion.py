@@ -318,7 +318,8 @@ runtime.show(de.figures.norm_bound(ex, cfg), "de_norm_bound")
 # at the plain line-search step a practitioner would take. Its test margin is a difference
 # of about $10^{-3}$ whose sign is noise, so the check asks whether it is *detectably*
 # positive (above three paired standard errors over the test samples), the test the
-# early-stopped models pass with their margins of a few hundredths. Both checks are soft:
+# early-stopped models pass with their margins of a few hundredths. (An earlier version
+# asked for the margin's sign and flipped from run to run.) Both checks are soft:
 # how far the twin gets towards interpolation depends on the training budget.
 
 # %%

@@ -139,14 +139,18 @@ def alignment(df: pd.DataFrame, cfg):
 
 
 def grid(gdf: pd.DataFrame, cfg):
-    cell = gdf.groupby(["width", "depth"])[["train", "test", "gamma_pop"]].mean().reset_index()
+    ok = gdf[gdf["reached"]] if "reached" in gdf else gdf
+    g = ok.groupby(["width", "depth"])[["train", "test", "gamma_pop"]]
+    cell, se = g.mean().reset_index(), g.sem().reset_index()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for i, w in enumerate(cfg.grid_widths):
-        sub = cell[cell.width == w]
-        axes[0].plot(sub.depth, sub.test, "o-", color=plotting.color(i), label=f"width {w} test")
+        sub, e = cell[cell.width == w], se[se.width == w]
+        axes[0].errorbar(sub.depth, sub.test, yerr=e.test, fmt="o-", capsize=2,
+                         color=plotting.color(i), label=f"width {w} test")
         axes[0].plot(sub.depth, sub.train, "s--", color=plotting.color(i), alpha=0.5,
                      label=f"width {w} train")
-        axes[1].plot(sub.depth, sub.gamma_pop, "o-", color=plotting.color(i), label=f"width {w}")
+        axes[1].errorbar(sub.depth, sub.gamma_pop, yerr=e.gamma_pop, fmt="o-", capsize=2,
+                         color=plotting.color(i), label=f"width {w}")
     for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_xlabel("depth L")
@@ -157,7 +161,9 @@ def grid(gdf: pd.DataFrame, cfg):
     axes[1].set_ylabel(r"$\gamma_{pop}$ at the middle layer")
     axes[1].set_title("First-order signal vs depth")
     axes[1].legend()
-    fig.suptitle(f"{cfg.grid_arch.upper()} grid, " + _tag(cfg, _grid_data(cfg)))
+    fig.suptitle(f"{cfg.grid_arch.upper()} grid, " + _tag(cfg, _grid_data(cfg))
+                 + f": seed mean ± s.e. of the {len(ok)} of {len(gdf)} cells at the matched "
+                   f"train CE")
     return fig
 
 

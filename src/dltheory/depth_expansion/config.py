@@ -133,6 +133,13 @@ class Config:
     # Bootstrap level of the Delta_R interval, and the trend rule of the soft scaling
     # claims: a fitted slope counts as a trend beyond trend_k standard errors; between
     # -trend_k and +trend_k s.e. the verdict is INCONCLUSIVE (underpowered), not a failure.
+    # The grid claims use the same rule with the s.e. from the grid's own seeds: the slope of
+    # log gamma on log depth (widest width), the rise of test CE from the second-largest to
+    # the largest depth (narrowest width; Welch s.e. over seeds), and the slope of that
+    # per-seed rise on log2 width; the conv channel covariance is near-diagonal when every
+    # width's mean + trend_k s.e. is <= offdiag_max, not when some mean - trend_k s.e. is
+    # above it. All need >= 3 seeds per cell and grid_target_ce > 0, and use only the cells
+    # that reached the target (fixed before the first powered run).
     ci_level: float = 0.95
     trend_k: float = 2.0
     # Soft thresholds from the paper's wording (this book's choice): "near-diagonal" means an

@@ -407,8 +407,9 @@ de.checks.grid(ledger, cfg, gdf)
 runtime.show(de.figures.grid(gdf, cfg), "de_depth_width")
 
 # %% [markdown]
-# What the standard grid shows (the numbers are in the claims' notes): the signal of the
-# inserted block falls with depth, about as $L^{-1/2}$ at the widest width. The depth-only
+# What the standard grid showed when we ran it (a `standard` run's claims notes carry the
+# numbers; this page is built at the scale named in its banner, and at `smoke` the rules
+# make these claims inconclusive): the signal of the inserted block falls with depth, about as $L^{-1/2}$ at the widest width. The depth-only
 # rebound is not resolved: going from depth 4 to 8 leaves the narrowest network's test risk
 # unchanged within its seed-to-seed noise, and the rise is, if anything, larger at the
 # widest width, the opposite of the summary's picture but within two standard errors. The

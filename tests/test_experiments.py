@@ -89,9 +89,12 @@ def test_resume_after_exception_computes_only_the_rest(monkeypatch):
 
 
 SIGINT_SCRIPT = textwrap.dedent("""
-    import json, sys, time
+    import json, signal, sys, time
     from dataclasses import dataclass
     from dltheory import experiments
+
+    # a shell's background job inherits SIGINT ignored; restore Ctrl-C's KeyboardInterrupt
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     @dataclass(frozen=True)
     class C:

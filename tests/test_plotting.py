@@ -53,8 +53,9 @@ def test_explore_draws_defaults_once_when_static(monkeypatch, tmp_path):
         ax.plot([0, 1], [0, alpha])
         return fig
 
-    fig = plotting.explore(draw, name="demo", alpha=(0.5, 2.0, 0.1, 1.0), kind=["a", "b"])
-    assert seen == [(1.0, "a")] and fig is not None
+    # shown once and not returned (a returned Figure is displayed again as the cell's value)
+    assert plotting.explore(draw, name="demo", alpha=(0.5, 2.0, 0.1, 1.0), kind=["a", "b"]) is None
+    assert seen == [(1.0, "a")]
     assert (tmp_path / "demo.png").exists()
     with pytest.raises(ValueError, match="knob alpha"):
         plotting.explore(draw, alpha=(0.5, 2.0, 0.1, 3.0))

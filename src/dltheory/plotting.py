@@ -144,7 +144,8 @@ def explore(draw, *, name: str = "explore", **knobs):
     options (a dropdown whose first entry is the default). In a live Jupyter or Colab kernel
     (``runtime.interactive()``) this shows sliders that redraw on release; in the static
     book, under nbmake and in scripts it draws the defaults once through ``runtime.show``.
-    Returns the default figure in static mode, ``None`` with sliders.
+    Returns ``None``: the figure is shown once (a returned Figure would be displayed a second
+    time as the cell's value).
     """
     from . import runtime
 
@@ -164,9 +165,8 @@ def explore(draw, *, name: str = "explore", **knobs):
             raise ValueError(f"knob {key}: give (lo, hi, step, default) or a non-empty list "
                              f"of options, got {spec!r}")
     if not runtime.interactive():
-        fig = draw(**defaults)
-        runtime.show(fig, name=name)
-        return fig
+        runtime.show(draw(**defaults), name=name)
+        return None
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
@@ -180,10 +180,9 @@ def explore(draw, *, name: str = "explore", **knobs):
             controls[key] = cls(min=lo, max=hi, step=step, value=default, description=key,
                                 continuous_update=False)
 
-    def _redraw(**values):
-        fig = draw(**values)
+    def _redraw(**values):          # returns None: interact would display a Figure again
+        draw(**values)
         plt.show()
-        return fig
 
     w.interact(_redraw, **controls)
     return None

@@ -93,10 +93,11 @@ ledger = claims.Ledger("conservation_laws", scale=SCALE, device=rt.device)
 # arbitrary coefficients $\partial_a \ell$, a function $h$ is conserved for **every** data
 # set and loss iff
 #
-# $$
-# \nabla h(\theta) \;\perp\; W_\theta := \operatorname{span}\{\nabla_\theta f_a(x;\theta):\
-# \text{all inputs } x,\ \text{all outputs } a\}\quad\text{for all }\theta. \tag{1.1}
-# $$
+# \begin{gather*}
+# \nabla h(\theta) \;\perp\; W_\theta \quad\text{for all }\theta, \tag{1.1}\\
+# W_\theta := \operatorname{span}\{\nabla_\theta f_a(x;\theta):\
+# \text{all inputs } x,\ \text{all outputs } a\}.
+# \end{gather*}
 #
 # According to a third-party summary, the paper solves this system of PDEs in $h$ by
 # complexifying the input $x$ and using the identity theorem for meromorphic functions,

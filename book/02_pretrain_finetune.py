@@ -159,8 +159,10 @@ checks.flow(ledger, cfg, small)
 # argument, with $a_d^2 = (1+\lambda)(c + \sqrt{c^2+\beta_{PT,d}^2})$ from §1, gives
 #
 # $$
-# \hat\beta_{FT} = \arg\min_{X_{FT}\beta = y_{FT}} \sum_d c_d\,\psi\!\left(\frac{\beta_d}{c_d}\right),
-# \qquad c_d = (1+\lambda_{PT})\Big(c_{PT} + \sqrt{c_{PT}^2 + \beta_{PT,d}^2}\Big) + \gamma^2 .
+# \begin{aligned}
+# \hat\beta_{FT} &= \arg\min_{X_{FT}\beta = y_{FT}} \sum_d c_d\,\psi\!\left(\frac{\beta_d}{c_d}\right),\\
+# c_d &= (1+\lambda_{PT})\Big(c_{PT} + \sqrt{c_{PT}^2 + \beta_{PT,d}^2}\Big) + \gamma^2 .
+# \end{aligned}
 # $$
 #
 # Pretrained coordinates get a large scale, hence a cheap, $\ell_2$-like cost; untouched ones
@@ -239,9 +241,11 @@ checks.regimes(ledger, cfg)
 # with the potential's proximal map:
 #
 # $$
-# \eta(u) = \arg\min_b \tfrac12 (b-u)^2 + \theta\, C\,\psi(b/C)
-# \;\Leftrightarrow\; b + \theta\,\mathrm{asinh}(b/C) = u,
-# \qquad \eta'(u) = \frac{1}{1 + \theta/\sqrt{C^2+\eta^2}},
+# \begin{aligned}
+# \eta(u) &= \arg\min_b \tfrac12 (b-u)^2 + \theta\, C\,\psi(b/C)
+# \;\Leftrightarrow\; b + \theta\,\mathrm{asinh}(b/C) = u,\\
+# \eta'(u) &= \frac{1}{1 + \theta/\sqrt{C^2+\eta^2}},
+# \end{aligned}
 # $$
 #
 # $$

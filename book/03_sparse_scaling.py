@@ -139,10 +139,12 @@ checks.record_data(ledger, cfg, dm, asym)
 # coordinates; since $y = X_{\mathrm{obs}}w_{\mathrm{obs}}$, the fit is $\theta = A\,w_{\mathrm{obs}}$ and
 #
 # $$
-# \mathbb E_w\ell = \underbrace{\operatorname{tr}\!\big[\Lambda_{\mathrm{obs}}(I-V^\top A)(I-V^\top A)^\top\big]}_{\text{observed error}}
+# \begin{aligned}
+# \mathbb E_w\ell &= \underbrace{\operatorname{tr}\!\big[\Lambda_{\mathrm{obs}}(I-V^\top A)(I-V^\top A)^\top\big]}_{\text{observed error}}
 # + \underbrace{\operatorname{tr}\!\big[S_{\mathrm{unobs}}AA^\top\big]}_{\text{leakage}}
-# + \underbrace{\textstyle\sum_{j\,\mathrm{unobs}}\lambda_j}_{T_{\mathrm{obs}}(D):\ \text{never seen}},
-# \qquad S_{\mathrm{unobs}} = \sum_{j\,\mathrm{unobs}}\lambda_j u_ju_j^\top .
+# + \underbrace{\textstyle\sum_{j\,\mathrm{unobs}}\lambda_j}_{T_{\mathrm{obs}}(D):\ \text{never seen}},\\
+# S_{\mathrm{unobs}} &= \sum_{j\,\mathrm{unobs}}\lambda_j u_ju_j^\top .
+# \end{aligned}
 # $$
 #
 # The data enter only through the Gram matrix $G = X_{\mathrm{obs}}^\top X_{\mathrm{obs}} = LL^\top$
@@ -184,8 +186,10 @@ runtime.show(ssf.decomposition(cfg, dec), "ss_decomposition")
 # over the whole domain. Its deterministic equivalent is
 #
 # $$
-# \sum_j\frac{\lambda_j}{\lambda_j+\kappa} = N,\qquad \ell_{DE}(N) = N\kappa \simeq
-# c_a^{a+1}N^{-a},\quad a=\alpha_N,\quad c_a=\frac{\pi/(a+1)}{\sin(\pi/(a+1))}.
+# \begin{aligned}
+# &\sum_j\frac{\lambda_j}{\lambda_j+\kappa} = N,\qquad \ell_{DE}(N) = N\kappa \simeq
+# c_a^{a+1}N^{-a},\\ &a=\alpha_N,\qquad c_a=\frac{\pi/(a+1)}{\sin(\pi/(a+1))}.
+# \end{aligned}
 # $$
 #
 # **Fitting protocol (all exponents in this chapter).** OLS of $\log\ell$ on $\log N$ (or

@@ -257,10 +257,11 @@ de.checks.condition2(ledger, cfg, ex)
 # $$
 # \begin{aligned}
 # \text{Route A:}\quad L_{\rm test}(f_{\rm new}) - L_{\rm test}(f^*_{\rm old}) &=
-# -\Delta_R - \Delta^{\rm pop}_{\rm ERM} + [G(f_{\rm new}) - G(\tilde f_{\rm pop})]
-# + [T(f_{\rm new}) - T(f^*_{\rm old})],\\
+# -\Delta_R - \Delta^{\rm pop}_{\rm ERM} + [G(f_{\rm new}) - G(\tilde f_{\rm pop})]\\
+# &\quad + [T(f_{\rm new}) - T(f^*_{\rm old})],\\
 # \text{Route B:}\quad L_{\rm test}(f_{\rm new}) - L_{\rm test}(f^*_{\rm old}) &=
-# -\Delta^R_{\rm test} - \Delta^{S}_{\rm ERM} + [(T{+}G)(f_{\rm new}) - (T{+}G)(\tilde f_S)].
+# -\Delta^R_{\rm test} - \Delta^{S}_{\rm ERM}\\
+# &\quad + [(T{+}G)(f_{\rm new}) - (T{+}G)(\tilde f_S)].
 # \end{aligned}
 # $$
 #

@@ -69,6 +69,22 @@ WAIT_JS = """(async () => {
   return [Math.max(d.scrollHeight, b.scrollHeight), Math.max(d.scrollWidth, b.scrollWidth)];
 })()"""
 
+# Display formulas wider than their box (they scroll sideways in the book): their TeX.
+WIDE_MATH_JS = """(() => {
+  if (!(window.MathJax && MathJax.startup && MathJax.startup.document)) return [];
+  const out = [];
+  for (const m of MathJax.startup.document.math) {
+    const r = m.typesetRoot;
+    if (!m.display || !r) continue;
+    const box = r.closest('div.math') || r.parentElement;
+    const over = [r, box].find(e => e && e.scrollWidth > e.clientWidth + 2);
+    if (over)
+      out.push(Math.round(over.scrollWidth) + '/' + Math.round(over.clientWidth) + ' px: ' +
+               m.math.replace(/\\s+/g, ' ').trim().slice(0, 90));
+  }
+  return out;
+})()"""
+
 
 # ----------------------------------------------------------------------------- helpers
 def find_chromium() -> str:
@@ -227,6 +243,10 @@ async def shoot(browser: Browser, url: str, out_full: Path, tiles_dir: Path, nam
         res = await browser.send("Runtime.evaluate", {"expression": WAIT_JS, "awaitPromise": True,
                                                       "returnByValue": True}, session=session)
         height, width = res.get("result", {}).get("value") or (900, WIDTH)
+        wide = await browser.send("Runtime.evaluate", {"expression": WIDE_MATH_JS,
+                                                       "returnByValue": True}, session=session)
+        for tex in wide.get("result", {}).get("value") or []:
+            print(f"  {name}: wide display formula {tex}")
         if width > WIDTH:  # something is wider than the window: capture it, and say so
             print(f"  {name}: page is {width} px wide at a {WIDTH} px window "
                   "(horizontal overflow)")

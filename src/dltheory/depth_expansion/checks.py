@@ -211,15 +211,16 @@ def trend(x, y) -> tuple[float, float]:
     return float(coef[0]), se
 
 
-def _trend_claim(ledger, cfg, id, statement, slope, se, sign, note):
-    """Soft trend claim: PASS beyond +trend_k s.e. in the predicted direction, NOT REPRODUCED
-    beyond trend_k s.e. against it, INCONCLUSIVE in between (underpowered)."""
-    if not (math.isfinite(slope) and math.isfinite(se)) or abs(slope) <= cfg.trend_k * se:
-        return ledger.inconclusive(id, statement, slope if math.isfinite(slope) else None,
-                                   note=f"{note}; slope {slope:.3g} ± {se:.2g} (1 s.e.) is within "
+def _trend_claim(ledger, cfg, id, statement, value, se, sign, note, *, what="slope "):
+    """Soft verdict of a signed effect (a slope, or a difference) with its s.e.: PASS beyond
+    +trend_k s.e. in the predicted direction, NOT REPRODUCED beyond trend_k s.e. against it,
+    INCONCLUSIVE in between (underpowered)."""
+    if not (math.isfinite(value) and math.isfinite(se)) or abs(value) <= cfg.trend_k * se:
+        return ledger.inconclusive(id, statement, value if math.isfinite(value) else None,
+                                   note=f"{note}; {what}{value:.3g} ± {se:.2g} (1 s.e.) is within "
                                         f"{cfg.trend_k:g} s.e. of 0: underpowered")
-    return ledger.check(id, statement, sign * slope, lo=cfg.trend_k * se, kind="soft",
-                        note=f"{note}; slope {slope:.3g} ± {se:.2g} (1 s.e.)")
+    return ledger.check(id, statement, sign * value, lo=cfg.trend_k * se, kind="soft",
+                        note=f"{note}; {what}{value:.3g} ± {se:.2g} (1 s.e.)")
 
 
 UNPOWERED = "needs at least 3 seeds per cell trained to a matched training loss (the " \
@@ -236,17 +237,6 @@ def _welch(a, b) -> tuple[float, float]:
     if len(a) < 2 or len(b) < 2:
         return float(b.mean() - a.mean()), float("nan")
     return float(b.mean() - a.mean()), math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
-
-
-def _two_sided(ledger, cfg, id, statement, value, se, sign, note):
-    """Soft verdict of a signed effect with its s.e.: PASS beyond +trend_k s.e. in the
-    predicted direction, NOT REPRODUCED beyond trend_k s.e. against it, else INCONCLUSIVE."""
-    if not (math.isfinite(value) and math.isfinite(se)) or abs(value) <= cfg.trend_k * se:
-        return ledger.inconclusive(id, statement, value if math.isfinite(value) else None,
-                                   note=f"{note}; {value:.3g} ± {se:.2g} (1 s.e.) is within "
-                                        f"{cfg.trend_k:g} s.e. of 0")
-    return ledger.check(id, statement, sign * value, lo=cfg.trend_k * se, kind="soft",
-                        note=f"{note}; {value:.3g} ± {se:.2g} (1 s.e.)")
 
 
 def grid(ledger, cfg, gdf: pd.DataFrame) -> None:
@@ -277,7 +267,8 @@ def grid(ledger, cfg, gdf: pd.DataFrame) -> None:
     if not powered:
         ledger.inconclusive("DE.depth_rebound", st, reb[wmin][0], note=f"{note}: {UNPOWERED}")
     else:
-        _two_sided(ledger, cfg, "DE.depth_rebound", st, reb[wmin][0], reb[wmin][1], +1, note)
+        _trend_claim(ledger, cfg, "DE.depth_rebound", st, reb[wmin][0], reb[wmin][1], +1, note,
+                     what="")
     seeds = sorted(set(ok.seed))
     r = [(w, float(ok[(ok.width == w) & (ok.depth == L1) & (ok.seed == sd)].test.iloc[0]
                    - ok[(ok.width == w) & (ok.depth == L0) & (ok.seed == sd)].test.iloc[0]))

@@ -75,7 +75,7 @@ def bench_gd(D: int, plain: int, strat: tuple[int, int], seed: int = 0) -> dict:
     u = ss.gaussian_features(16, 4096, 600 + seed)
     eta = ss.population_step(u, spec.lam, 1.5)
     t0 = time.perf_counter()
-    P = float(np.mean(eta * ss.hessian_top_eigs(spec, u, D, plain, [seed, 1]) > 2))
+    P = float(ss.fail_probability(spec, u, [D], plain, eta, seed)[0][0])
     t_p = time.perf_counter() - t0
     t0 = time.perf_counter()
     r = ss.stratified_fail_probability(spec, u, D, eta, trials_in=strat[0], trials_out=strat[1],

@@ -71,7 +71,7 @@ spec10 = ss.spectrum(10, 1.0, 0.0)
     (lambda: ss.run_gd(torch.ones(3, 2), torch.ones(3), NAN, 5), r"eta must be a finite number in \(0, inf\)"),
     (lambda: ss.run_gd(torch.ones(3, 2), torch.ones(3), -0.1, 5), "eta"),
     (lambda: ss.fail_probability(spec10, torch.ones(2, 10), [5], 3, NAN, 0), "eta"),
-    (lambda: ss.spike_fail_probability(spec10, [5], 0.0, np.ones(10)), "eta"),
+    (lambda: ss.secular_fail_probability(spec10, torch.ones(2, 10), 0.0, [5]), "eta"),
     (lambda: ss.brute_force_fit(np.ones((3, 2)), np.ones(3), NAN), r"mu must be finite ridge penalties in \[0, inf\)"),
     (lambda: ss.brute_force_fit(np.ones((3, 2)), np.ones(3), -1.0), "mu "),
 ])

@@ -77,7 +77,7 @@ def test_stratified_estimate_is_unbiased(kappa):
     u = gaussian_features(16, 1024, 600)
     eta = gd.population_step(u, spec.lam, 1.5)
     D = 300
-    brute = (eta * gd.hessian_top_eigs(spec, u, D, 40_000, 5) > 2).mean()
+    brute = gd.fail_probability(spec, u, [D], 40_000, eta, 5)[0][0]
     se_b = np.sqrt(brute * (1 - brute) / 40_000)
     r = gd.stratified_fail_probability(spec, u, D, eta, trials_in=4000, trials_out=4000,
                                        kappa=kappa, seed=6)

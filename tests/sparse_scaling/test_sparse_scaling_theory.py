@@ -106,7 +106,7 @@ def test_spike_formula_needs_alpha2_below_minus_one():
     spec = ss.spectrum(4096, 3.0, -0.5)
     u = ss.gaussian_features(16, 4096, 7)
     eta = ss.population_step(u, spec.lam, 1.5)
-    P = ss.spike_fail_probability(spec, [100, 1000], eta, (u**2).sum(0).numpy())
+    P = ss.secular_fail_probability(spec, u, eta, [100, 1000])
     assert np.all(P == 0)
 
 

@@ -64,7 +64,6 @@ from .theory import (
     kappa,
     loss_de,
     overparam_loss,
-    spike_fail_probability,
     two_term_frontier_exponents,
 )
 
@@ -77,5 +76,5 @@ __all__ = [
     "observe", "oracle_grid", "sparse_infinite_width", "sparse_n_sweep", "overparam_loss", "peak_location", "population_step", "reduced_fit",
     "relu", "ridge_path", "run_gd", "sample_dense", "sample_entries", "sample_problem",
     "sample_entries_hit", "sample_sparse", "secular_fail_probability", "spectrum",
-    "spike_fail_probability", "stratified_fail_probability", "two_term_frontier_exponents",
+    "stratified_fail_probability", "two_term_frontier_exponents",
 ]

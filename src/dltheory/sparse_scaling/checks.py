@@ -9,6 +9,7 @@ the budget cannot test at the current knobs are recorded as INCONCLUSIVE with th
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from .. import fitting
 from . import data, theory
@@ -227,7 +228,6 @@ def record_alpha_c_sampled(ledger, cfg: Config, law: dict, hi, grid_hi):
                  tol=cfg.tol_ac_sampled, kind="soft",
                  note=f"alpha_C = ab/(a+2b) of the fitted oracle-ridge laws: {lo_s:.3f} -> {hi_s:.3f}; "
                       f"theory fits {lo_t:.3f} -> {hi_t:.3f}; a2 = {cfg.alpha2:g} held fixed")
-    import pandas as pd
     return pd.DataFrame({"alpha1": [cfg.alpha1, hi.alpha1], "sampled alpha_C": [lo_s, hi_s],
                          "theory-fit alpha_C": [lo_t, hi_t],
                          "asymptotic alpha_N/(a1+3)": [cfg.alpha_N / (cfg.alpha1 + 3), hi.alpha_N / (hi.alpha1 + 3)]}
@@ -315,7 +315,6 @@ def gd_curve(df) -> dict:
 
 def gd_table(out: dict):
     """The draw-averaged failure curve and its strata, one row per D."""
-    import pandas as pd
     return pd.DataFrame({"P_fail": out["P"], "std. error": out["se"], "secular formula": out["P_secular"],
                          "P(A)": out["P_A"], "f_in": out["f_in"], "f_out": out["f_out"]},
                         index=pd.Index(out["D"].astype(int), name="D")).round(5)

@@ -18,8 +18,8 @@ from . import relu as relu_mod
 from .config import DEFAULTS, Config, heaps_D
 from .data import sample_dense, sample_entries, sample_sparse, spectrum
 from .gd import (
+    fail_probability,
     gd_diverged,
-    hessian_top_eigs,
     population_step,
     run_gd,
     sample_problem,
@@ -291,9 +291,8 @@ def _gd_task(cfg: Config, task: dict) -> list[dict]:
     if s < 2:
         spec_c = spectrum(cfg.m_gd, cfg.gd_alpha1, cfg.control_alpha2)
         eta_c = population_step(u, spec_c.lam, cfg.gd_c)
-        for i, D in enumerate(cfg.d_gd):
-            lmax = hessian_top_eigs(spec_c, u, int(D), cfg.gd_trials_out, [cfg.seed, 620, s, i])
-            rows.append({"D": int(D), "P": float(np.mean(eta_c * lmax > 2)), "control": True})
+        Pc, _ = fail_probability(spec_c, u, cfg.d_gd, cfg.gd_trials_out, eta_c, [cfg.seed, 620, s])
+        rows += [{"D": int(D), "P": float(p), "control": True} for D, p in zip(cfg.d_gd, Pc, strict=True)]
     return rows
 
 

@@ -187,13 +187,14 @@ def stratified_fail_probability(spec: SparseSpectrum, u: torch.Tensor, D: int, e
 
 
 def fail_probability(spec: SparseSpectrum, u: torch.Tensor, Ds, trials: int, eta: float,
-                     seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """P_fail(D) = fraction of trials with eta lambda_max(H) > 2, and the failure counts."""
+                     seed) -> tuple[np.ndarray, np.ndarray]:
+    """Plain Monte Carlo: P_fail(D) = fraction of trials with eta lambda_max(H) > 2, and the
+    failure counts. ``seed``: an int or a list of ints (D number i appends i)."""
     eta = check_number("eta", eta, 0.0, np.inf, lo_open=True)
     check_number("trials", trials, 1, np.inf)
     counts = []
     for i, D in enumerate(Ds):
-        lmax = hessian_top_eigs(spec, u, int(D), int(trials), [seed, i])
+        lmax = hessian_top_eigs(spec, u, int(D), int(trials), [*np.ravel(seed).tolist(), i])
         counts.append(int(np.sum(eta * lmax > 2.0)))
     counts = np.asarray(counts)
     return counts / float(trials), counts

@@ -11,7 +11,7 @@ Data-limited (N = infinity): the never-seen floor and the number of observed coo
     E K(D) = sum_j [1 - (1 - p_j)^D]    ~ Gamma(alpha1/(alpha1+1)) D^(1/(alpha1+1))   (Heaps).
 
 Over-parameterised ridgeless branch (N > r + 1): E l = T_obs (N - 1)/(N - r - 1).
-Compute-optimal frontier under C = N D min(N, D), and the GD spike law P_fail ~ D^-nu.
+Compute-optimal frontier under C = N D min(N, D). (The GD failure law is in :mod:`.gd`.)
 """
 
 from __future__ import annotations
@@ -137,20 +137,3 @@ def frontier_exponents(alpha1: float, alpha2: float) -> dict[str, float]:
 def two_term_frontier_exponents(a: float, b: float) -> dict[str, float]:
     """Frontier exponents of A N^-a + B D^-b under C = N^2 D: N* ~ C^(b/(a+2b)), etc."""
     return {"N": b / (a + 2 * b), "D": a / (a + 2 * b), "loss": -a * b / (a + 2 * b)}
-
-
-# ------------------------------------------------------------------------- GD spikes
-def spike_fail_probability(spec: SparseSpectrum, Ds, eta: float, unorm2) -> np.ndarray:
-    """Spike-only P_fail(D) = 1 - exp(-D sum_j p_j 1[s_j^2 |u_j|^2 / D > 2/eta]).
-
-    A coordinate active once among D samples adds a rank-one Hessian spike of size
-    s_j^2 |u_j|^2 / D; fixed-step GD diverges when eta times the top eigenvalue exceeds 2.
-    unorm2: (M,) squared column norms of u. Gets the D^-nu slope, not the prefactor.
-    """
-    eta = check_number("eta", eta, 0.0, np.inf, lo_open=True)
-    unorm2 = np.asarray(unorm2, dtype=float)
-    out = []
-    for D in np.atleast_1d(Ds):
-        big = spec.s2 * unorm2 / float(D) > 2.0 / eta
-        out.append(-np.expm1(-float(D) * np.sum(spec.p[big])))
-    return np.array(out)

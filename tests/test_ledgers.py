@@ -80,3 +80,38 @@ def test_other_scale_is_not_run(tmp_path, monkeypatch, scale):
     found, errors = ledgers.scan(res)
     summary, _ = ledgers.collect(found, ["alpha"], scale, errors=errors, root=root)
     assert list(summary["status"]) == ["not run"]
+
+
+WRITER = """
+import sys
+from dltheory import claims
+led = claims.Ledger("alpha", scale="smoke", results_dir=sys.argv[1])
+for i in range(int(sys.argv[2])):
+    led.check(f"c{i}", "x" * 200, float(i), lo=-1.0)
+data = led.to_dict()
+led.to_dict = lambda wall_s=None: data    # the write path only, not provenance 400 times
+for _ in range(400):
+    led.write()
+"""
+
+
+def test_concurrent_writers_never_show_a_partial_ledger(tmp_path):
+    import subprocess
+    import sys
+
+    res = tmp_path / "claims"
+    res.mkdir()
+    sizes = (40, 90)   # two writers, two different complete ledgers at one path
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(res), str(n)])
+             for n in sizes]
+    path, reads = res / "alpha.smoke.json", 0
+    while any(p.poll() is None for p in procs):
+        if not path.exists():
+            continue
+        data = json.loads(path.read_text())          # never empty, never truncated
+        n = len(data["claims"])
+        assert n in sizes and data["claims"][-1]["id"] == f"c{n - 1}"
+        reads += 1
+    assert [p.returncode for p in procs] == [0, 0]
+    assert reads > 0 and json.loads(path.read_text())["chapter"] == "alpha"
+    assert [p.name for p in res.iterdir()] == ["alpha.smoke.json"]   # no temp files left

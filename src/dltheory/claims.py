@@ -38,6 +38,7 @@ Nothing here ever writes a measured value: the chapter passes what it measured.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -286,11 +287,9 @@ class Ledger:
         return d / f"{self.chapter}.{self.scale}.json"
 
     def write(self) -> Path:
+        """Write the JSON ledger atomically (see ``atomic_write_text``); returns its path."""
         path = self.path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".json.tmp")   # write then rename: never a truncated ledger
-        tmp.write_text(json.dumps(self.to_dict(), indent=2, default=float) + "\n")
-        os.replace(tmp, path)
+        atomic_write_text(path, json.dumps(self.to_dict(), indent=2, default=float) + "\n")
         return path
 
     def report(self, *, show: bool = True, write: bool = True, raise_on_fail: bool = True):
@@ -307,6 +306,27 @@ class Ledger:
         if raise_on_fail and self.failed:
             ids = ", ".join(c.id for c in self.failed)
             raise ClaimFailed(f"{len(self.failed)} claim(s) failed in {self.chapter}: {ids}")
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never an
+    empty or partial one, whatever the number of concurrent writers: each write goes to its
+    own temporary file in the same folder (``mkstemp``), is flushed to disk, then renamed
+    over ``path`` (``os.replace`` is atomic within a file system)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)   # mkstemp makes it owner-only; a ledger is for every reader
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _check_writable(directory: Path) -> None:

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from dltheory import claims
+from dltheory import claims, ledgers
 
 
 def _ledger(tmp_path, scale="smoke"):
@@ -84,8 +84,8 @@ def test_collect_marks_missing_chapters_not_run(tmp_path):
     other = claims.Ledger("beta", scale="standard", results_dir=tmp_path)
     other.check("B.1", "x", 1.0, lo=0)
     other.write()
-    results = claims.load_results(tmp_path)
-    summary, table = claims.collect(results, ["alpha", "beta"], "smoke")
+    results = ledgers.load_results(tmp_path)
+    summary, table = ledgers.collect(results, ["alpha", "beta"], "smoke")
     status = dict(zip(summary["chapter"], summary["status"], strict=True))
     assert status == {"alpha": "ran", "beta": "not run"}
     assert list(table["id"]) == ["A.1"]
@@ -96,7 +96,7 @@ def test_expected_chapters_from_toc(tmp_path):
     toc.write_text("format: jb-book\nroot: book/intro\nparts:\n- chapters:\n"
                    "  - file: book/00_gradient_flow\n  - file: book/reproduction\n"
                    "  - file: book/03_sparse_scaling\n")
-    assert claims.expected_chapters(toc) == ["gradient_flow", "sparse_scaling"]
+    assert ledgers.expected_chapters(toc) == ["gradient_flow", "sparse_scaling"]
 
 
 # ------------------------------------------------------------------ version 2: kinds etc.

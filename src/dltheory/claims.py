@@ -57,7 +57,7 @@ WEAK_RESOLUTION = 0.25
 SCHEMA = 2   # ledger JSON layout version (2: kinds incl. identity, resolution, provenance)
 
 __all__ = ["Claim", "ClaimFailed", "Ledger", "KINDS", "VERDICTS", "WEAK_RESOLUTION",
-           "style_table", "load_results", "expected_chapters", "collect"]
+           "style_table", "atomic_write_text"]
 
 
 class ClaimFailed(AssertionError):
@@ -471,7 +471,3 @@ def style_table(df, caption: str | None = None):
             sty = sty.set_properties(subset=[col], **{"min-width": "12em"})
     sty.plain_text = plain   # what runtime.display prints outside a notebook
     return sty
-
-
-# ---------------------------------------------------------------- reading ledgers back
-from .ledgers import collect, expected_chapters, load_results  # noqa: E402

@@ -1,5 +1,8 @@
 """Reading claims ledgers back: validation, staleness, and the reproduction tables.
 
+Layering: this module imports ``dltheory.claims`` (which writes ledgers); ``claims`` never
+imports it.
+
 Every chapter writes ``<chapter>.<scale>.json`` (see ``dltheory.claims``). This module reads
 a folder of them for the reproduction page and gives each chapter one status:
 
@@ -19,6 +22,7 @@ import os
 from pathlib import Path
 
 from . import runtime
+from .claims import EVIDENCE, VERDICTS, WEAK_RESOLUTION, _claims_frame, _pct, style_table
 
 REQUIRED = ("chapter", "scale", "claims")
 CLAIM_KEYS = ("id", "statement", "kind", "measured", "verdict", "tolerance")
@@ -136,8 +140,6 @@ def collect(results: list[dict], chapters: list[str], scale: str, *,
     import numpy as np
     import pandas as pd
 
-    from .claims import EVIDENCE, VERDICTS, WEAK_RESOLUTION, _claims_frame, _pct
-
     scale = runtime.scale(scale)
     errors = [e for e in (errors or []) if e.get("scale") not in set(runtime.SCALES) - {scale}]
     by_chapter = {}
@@ -190,8 +192,6 @@ def collect(results: list[dict], chapters: list[str], scale: str, *,
 
 def compact_summary(summary):
     """The summary for display: verdict counts in one column, no device column."""
-    from .claims import VERDICTS
-
     def verdicts(r):
         parts = [f"{int(r[v])} {v}" for v in VERDICTS if r.get(v) == r.get(v) and r.get(v)]
         weak = r.get("weak")
@@ -223,8 +223,6 @@ def summary_markdown(summary) -> str:
 def show_page(scale: str, directory: str | Path | None = None, *, markdown: bool = False):
     """What the reproduction page shows: the summary, then every claim (``markdown``: the
     summary as a Markdown table only). Returns ``(summary, claims)``."""
-    from .claims import style_table
-
     found, errors = scan(directory)
     chapters = expected_chapters()
     summary, table = collect(found, chapters, scale, errors=errors)

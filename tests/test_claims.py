@@ -168,3 +168,92 @@ def test_style_table_colours_verdicts(tmp_path):
     led.check("f", "x", -1.0, lo=0, kind="soft")
     html = claims.style_table(led.table()).to_html()
     assert "#1a7f37" in html and "#bc4c00" in html and "white-space: normal" in html
+
+
+# ------------------------------------------------------------------ version 3
+def test_derivation_is_shown_raises_and_is_not_evidence(tmp_path):
+    led = _ledger(tmp_path)
+    led.check("ev", "evidence", 2.0, 2.0, tol=0.1)
+    d = led.check("sum", "exact sum vs its asymptotic form", 1.001, 1.0, rtol=0.01,
+                  kind="derivation")
+    assert d.verdict == claims.PASS and d.resolution is None and not d.weak
+    line = led.summary()
+    assert "1 evidence claims (1 PASS)" in line and "0 identities, 1 derivations" in line
+    led.check("sum2", "broken asymptotics", 2.0, 1.0, rtol=0.01, kind="derivation")
+    assert "1 evidence claims" in led.summary() and "2 derivations (1 FAILED)" in led.summary()
+    with pytest.raises(claims.ClaimFailed, match="sum2"):
+        led.report(show=False)
+
+
+def test_soft_pass_blind_to_its_own_size_is_inconclusive(tmp_path):
+    led = _ledger(tmp_path)
+    c = led.check("s", "loose soft", 1.0, 1.0, rtol=1.5, kind="soft")
+    assert c.verdict == claims.INCONCLUSIVE and c.resolution == pytest.approx(1.5)
+    assert "resolution 150% > 100%: cannot detect an error of the prediction's own size" \
+        in c.note
+    one_sided = led.check("s1", "one-sided soft", 2.0, 1.0, lo=0.5, kind="soft")
+    assert one_sided.verdict == claims.INCONCLUSIVE and "unbounded" in one_sided.note
+    # a miss is a finding whatever the resolution: it stays NOT REPRODUCED
+    assert led.check("s2", "far miss", 5.0, 1.0, tol=0.1, kind="soft").verdict == \
+        claims.NOT_REPRODUCED
+    h = led.check("h", "loose hard", 1.0, 1.0, rtol=1.5)
+    assert h.verdict == claims.PASS and h.weak           # hard: flagged weak, not changed
+    assert led.check("s3", "tight soft", 1.0, 1.0, rtol=0.2, kind="soft").verdict == \
+        claims.PASS
+
+
+def test_inconclusive_hard_claims_and_rounds(tmp_path):
+    led = _ledger(tmp_path)
+    h = led.inconclusive("h", "hard, unpowered here", 0.3, kind="hard", note="needs 8 seeds")
+    assert h.verdict == claims.INCONCLUSIVE and h.kind == "hard" and h.note == "needs 8 seeds"
+    with pytest.raises(ValueError, match="only evidence"):
+        led.inconclusive("i", "an identity cannot be unresolved", note="x", kind="identity")
+    with pytest.raises(ValueError, match="reason"):
+        led.inconclusive("e", "no reason", note=" ")
+    short = led.check("r", "budgeted", 9.0, 1.0, tol=0.1, rounds=(3, 5))   # would FAIL
+    assert short.verdict == claims.INCONCLUSIVE and short.note == "had 3 of 5 rounds"
+    assert short.tolerance == "|m - 1| <= 0.1" and short.resolution is None
+    assert led.check("r0", "no round done", None, 1.0, tol=0.1, rounds=(0, 5)).verdict == \
+        claims.INCONCLUSIVE
+    assert led.check("rn", "nan while short", math.nan, 1.0, tol=0.1, rounds=(1, 2),
+                     kind="soft").verdict == claims.INCONCLUSIVE
+    assert led.check("rf", "all rounds", 9.0, 1.0, tol=0.1, rounds=(5, 5)).verdict == \
+        claims.FAIL
+    for bad in [(5,), (-1, 5), (1, 0), (1.5, 2), (True, 2)]:
+        with pytest.raises((ValueError, TypeError), match="rounds"):
+            led.check(f"bad{bad}", "bad rounds", 1.0, 1.0, tol=0.1, rounds=bad)
+    with pytest.raises(ValueError, match="only evidence"):
+        led.check("ri", "identity with rounds", 0.0, 0.0, tol=1e-9, kind="identity",
+                  rounds=(1, 2))
+    with pytest.raises(ValueError, match="measured"):
+        led.check("none", "no measurement, full rounds", None, 1.0, tol=0.1)
+    assert [c.id for c in led.failed] == ["rf"]      # INCONCLUSIVE hard claims never raise
+
+
+def test_schema3_json_stores_checks_that_rederive(tmp_path):
+    led = _ledger(tmp_path)
+    led.check("a", "tol", 1.05, 1.0, tol=0.1, rtol=0.01)
+    led.check("b", "interval", 1.9, 2.0, lo=1.8, hi=2.2, kind="soft")
+    led.check("c", "short", 1.0, 1.0, tol=0.1, rounds=(1, 3))
+    led.inconclusive("d", "declared", kind="hard", note="why not", predicted=2.0)
+    led.check("e", "identity", 0.0, 0.0, tol=1e-12, kind="identity")
+    data = json.loads(led.write().read_text())
+    assert data["schema"] == claims.SCHEMA == 3 and "budget" in data
+    assert data["claims"][0]["check"] == {"predicted": 1.0, "tol": 0.1, "rtol": 0.01,
+                                          "lo": None, "hi": None, "rounds": None,
+                                          "reason": None}
+    assert data["claims"][2]["check"]["rounds"] == [1, 3]
+    assert data["claims"][3]["check"]["reason"] == "why not"
+    for c, claim in zip(data["claims"], led.claims.values(), strict=True):
+        j = claims.judge(c["kind"], c["measured"], claims.Check.from_dict(c["check"]))
+        assert (j.verdict, j.resolution, j.tolerance) == \
+            (claim.verdict, claim.resolution, claim.tolerance)
+    with pytest.raises(TypeError, match="unknown check parameters"):
+        claims.Check.from_dict({"predicted": 1.0, "sigma": 2})
+    with pytest.raises(ValueError, match="kind"):
+        claims.judge("medium", 1.0, claims.Check(lo=0.0))
+
+
+def test_repr_is_one_line(tmp_path):
+    c = _ledger(tmp_path).check("a", "x", 1.0, 1.0, tol=0.1, note="two\nlines")
+    assert "\n" not in repr(c) and repr(c).startswith("a [hard]: PASS (measured 1")

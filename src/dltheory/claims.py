@@ -7,18 +7,28 @@ ledger.check("SS.alpha_N", "model-limited exponent equals alpha1 + alpha2 + 1",
 ledger.check("CL.neg.rope_full_qk", "the control must fail", measured=cos_max, lo=1e-3)
 ledger.check("PF.energy", "E_PT + E_FT = E (bookkeeping)", gap, predicted=0.0, tol=1e-12,
              kind="identity")
+ledger.check("DE.routeB", "route B slope", fit.slope, -1.0, tol=cfg.tol_routeB,
+             rounds=(done, cfg.rounds_needed))     # budgeted sweep: INCONCLUSIVE if short
+ledger.inconclusive("DE.joint", "joint scaling", kind="hard", note="unpowered below 8 seeds")
 ledger.report()   # shows the table, writes JSON, raises ClaimFailed if a hard claim failed
 ```
 
 Kinds
 -----
-``hard``      evidence; out of tolerance is ``FAIL`` and ``report()`` raises (CI fails);
-``soft``      evidence the paper states but this book may not reproduce: out of tolerance
-              is ``NOT REPRODUCED``; ``ledger.inconclusive`` records what a scale cannot
-              resolve as ``INCONCLUSIVE``;
-``identity``  holds by construction (a bookkeeping identity, a fallback rule, a formula
-              compared with itself). Shown, never counted as evidence; a failing identity
-              is a bug, so it is ``FAIL`` and raises like a hard claim.
+``hard``        evidence; out of tolerance is ``FAIL`` and ``report()`` raises (CI fails);
+``soft``        evidence the paper states but this book may not reproduce: out of tolerance
+                is ``NOT REPRODUCED``;
+``identity``    holds by construction (a bookkeeping identity, a fallback rule, a formula
+                compared with itself);
+``derivation``  the book's theory against its own theory (an exact sum against its
+                asymptotic form). Identities and derivations are shown, never counted as
+                evidence; a failing one is a bug, so it is ``FAIL`` and raises.
+
+An evidence claim is ``INCONCLUSIVE`` when (a) the chapter says so before the run, with a
+reason (``ledger.inconclusive``, hard or soft: never raises), (b) it had fewer rounds than
+it needs (``check(..., rounds=(done, needed))``, budgeted runs), (c) its measurement is
+non-finite (soft only; a hard one FAILs), or (d) it is soft and would PASS with a
+resolution above 100%: such a check cannot detect an error of the prediction's own size.
 
 Resolution
 ----------
@@ -27,13 +37,17 @@ smallest relative error in the prediction that the check is guaranteed to detect
 tolerance half-width ``w`` and measurement ``m``, a prediction ``p(1 +/- e)`` fails the
 check for every sign once ``|p| e > w + |m - p|``, so ``resolution = (w + |m - p|) / |p|``.
 A check with resolution above ``WEAK_RESOLUTION`` (25%) is shown as weak: it would pass
-even if the theory were off by that much.
+even if the theory were off by that much (hard claims stay as they are; soft PASSes above
+100% become INCONCLUSIVE, rule (d)).
 
 A check is one of: ``predicted`` with ``tol`` (absolute) and/or ``rtol`` (relative), a
 closed interval ``lo``/``hi`` (either end optional; ``predicted`` may accompany it), or
-both. Measurements must be finite unless ``allow_nonfinite=True`` (then a non-finite value
-is a FAIL for hard claims and INCONCLUSIVE for soft ones). Tolerances must be finite.
-Nothing here ever writes a measured value: the chapter passes what it measured.
+both. Measurements must be finite unless ``allow_nonfinite=True``. Tolerances must be
+finite. Nothing here ever writes a measured value: the chapter passes what it measured.
+
+The verdict rule is one pure function, ``judge(kind, measured, Check)``; each claim stores
+its ``Check`` in the JSON (schema 3), so the reproduction page (``dltheory.ledgers``)
+re-derives every written verdict and names a ledger whose verdicts do not follow.
 """
 
 from __future__ import annotations
@@ -43,25 +57,164 @@ import json
 import math
 import os
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import runtime
 
 PASS, FAIL, NOT_REPRODUCED, INCONCLUSIVE = "PASS", "FAIL", "NOT REPRODUCED", "INCONCLUSIVE"
 VERDICTS = (PASS, FAIL, NOT_REPRODUCED, INCONCLUSIVE)
-KINDS = ("hard", "soft", "identity")
+KINDS = ("hard", "soft", "identity", "derivation")
 EVIDENCE = ("hard", "soft")
 WEAK_RESOLUTION = 0.25
-SCHEMA = 2   # ledger JSON layout version (2: kinds incl. identity, resolution, provenance)
+BLIND_RESOLUTION = 1.0   # a soft PASS resolving worse than this is INCONCLUSIVE
+SCHEMA = 3   # ledger JSON layout version (3: machine-readable check per claim, budget)
 
-__all__ = ["Claim", "ClaimFailed", "Ledger", "KINDS", "VERDICTS", "WEAK_RESOLUTION",
-           "style_table", "atomic_write_text"]
+__all__ = ["Check", "Claim", "ClaimFailed", "Judgement", "Ledger", "KINDS", "VERDICTS",
+           "EVIDENCE", "WEAK_RESOLUTION", "BLIND_RESOLUTION", "SCHEMA", "judge", "is_weak",
+           "resolution", "style_table", "atomic_write_text"]
 
 
 class ClaimFailed(AssertionError):
-    """Raised by ``Ledger.report`` when at least one hard claim or identity failed."""
+    """Raised by ``Ledger.report`` when a hard claim, an identity or a derivation failed."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """What a verdict is derived from, stored with each claim (JSON ``"check"``).
+
+    ``predicted`` with ``tol``/``rtol``, and/or an interval ``lo``/``hi``; ``rounds``
+    ``(done, needed)`` for a budgeted sweep; ``reason`` for a claim declared INCONCLUSIVE
+    before the run (then no tolerance is needed).
+    """
+
+    predicted: float | None = None
+    tol: float | None = None
+    rtol: float | None = None
+    lo: float | None = None
+    hi: float | None = None
+    rounds: tuple[int, int] | None = None
+    reason: str | None = None
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Check:
+        """The ``Check`` a JSON claim stores; ``TypeError`` on anything else."""
+        if not isinstance(d, dict):
+            raise TypeError(f"check parameters must be an object, got {type(d).__name__}")
+        unknown = set(d) - {f.name for f in fields(cls)}
+        if unknown:
+            raise TypeError(f"unknown check parameters {sorted(unknown)}")
+        nums = {k: _as_number(d.get(k), k) for k in ("predicted", "tol", "rtol", "lo", "hi")}
+        rounds = d.get("rounds")
+        return cls(**nums, rounds=tuple(rounds) if isinstance(rounds, list) else rounds,
+                   reason=d.get("reason"))
+
+    def __post_init__(self):
+        for name in ("predicted", "tol", "rtol", "lo", "hi"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
+                                  or not math.isfinite(v)):
+                raise ValueError(f"{name} must be finite, got {v!r}")
+        if (self.tol or 0) < 0 or (self.rtol or 0) < 0:
+            raise ValueError(f"tol and rtol must be >= 0, got tol={self.tol}, "
+                             f"rtol={self.rtol}")
+        if self.lo is not None and self.hi is not None and self.lo > self.hi:
+            raise ValueError(f"empty interval lo={self.lo} > hi={self.hi}")
+        if (self.tol is not None or self.rtol is not None) and self.predicted is None:
+            raise ValueError("tol/rtol need a predicted value")
+        r = self.rounds
+        if r is not None and (not isinstance(r, tuple) or len(r) != 2 or r[0] < 0 or r[1] < 1
+                              or any(isinstance(x, bool) or not isinstance(x, int) for x in r)):
+            raise ValueError(f"rounds must be (done >= 0, needed >= 1), got {r!r}")
+        if self.reason is not None and (not isinstance(self.reason, str)
+                                        or not self.reason.strip()):
+            raise ValueError(f"an inconclusive claim needs a reason, got {self.reason!r}")
+
+    @property
+    def short(self) -> bool:
+        """Fewer rounds done than needed."""
+        return self.rounds is not None and self.rounds[0] < self.rounds[1]
+
+
+class Judgement(NamedTuple):
+    """What ``judge`` derives: the verdict, the tolerance text, the resolution, notes the
+    rule adds (non-finite, rounds, resolution), and whether the measurement met the
+    tolerance (``None`` when it was not compared)."""
+
+    verdict: str
+    tolerance: str
+    resolution: float | None
+    notes: tuple[str, ...]
+    within: bool | None
+
+
+def judge(kind: str, measured: float | None, check: Check) -> Judgement:
+    """The verdict rule (pure): ``Ledger.check``, ``Ledger.inconclusive`` and the
+    reproduction page's re-derivation all call it. Raises ``ValueError`` for an unknown
+    kind or an invalid check (naming the parameter)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    c = check
+    tolerance, width = _tolerance(c)
+    if (c.reason is not None or c.rounds is not None) and kind not in EVIDENCE:
+        raise ValueError(f"only evidence claims (hard, soft) can be inconclusive or "
+                         f"budgeted; a {kind} holds or fails")
+    if c.reason is not None:
+        return Judgement(INCONCLUSIVE, tolerance, None, (), None)
+    if c.predicted is not None and width is None and c.lo is None and c.hi is None:
+        raise ValueError("a predicted value needs tol or rtol (or lo/hi)")
+    if c.predicted is None and c.lo is None and c.hi is None:
+        raise ValueError("give predicted+tol/rtol or an interval lo/hi")
+    if c.short:
+        return Judgement(INCONCLUSIVE, tolerance, None,
+                         (f"had {c.rounds[0]} of {c.rounds[1]} rounds",), None)
+    if measured is None:
+        raise ValueError("no measured value (only an inconclusive claim may lack one)")
+    if not math.isfinite(measured):
+        return Judgement(INCONCLUSIVE if kind == "soft" else FAIL, tolerance, None,
+                         ("non-finite measurement",), None)
+    ok = True
+    if c.tol is not None or c.rtol is not None:
+        ok &= abs(measured - c.predicted) <= width
+    if c.lo is not None:
+        ok &= measured >= c.lo
+    if c.hi is not None:
+        ok &= measured <= c.hi
+    verdict = PASS if ok else (NOT_REPRODUCED if kind == "soft" else FAIL)
+    res = resolution(measured, c.predicted, width) if kind in EVIDENCE else None
+    if kind == "soft" and ok and res is not None and res > BLIND_RESOLUTION:
+        shown = _pct(res) if math.isfinite(res) else "unbounded (one-sided check)"
+        return Judgement(INCONCLUSIVE, tolerance, res, (
+            f"resolution {shown} > {_pct(BLIND_RESOLUTION)}: cannot detect an error of the "
+            f"prediction's own size",), True)
+    return Judgement(verdict, tolerance, res, (), ok)
+
+
+def _tolerance(c: Check) -> tuple[str, float | None]:
+    """The tolerance as text, and its half-width around ``predicted`` (``None`` without
+    a prediction; for an interval, its half-width on the far side)."""
+    parts, width = [], None
+    if c.tol is not None or c.rtol is not None:
+        width = max(c.tol or 0.0, (c.rtol or 0.0) * abs(c.predicted))
+        parts.append(f"|m - {_fmt(c.predicted)}| <= {_fmt(width)}")
+    elif c.predicted is not None and (c.lo is not None or c.hi is not None):
+        width = max(c.predicted - c.lo if c.lo is not None else math.inf,
+                    c.hi - c.predicted if c.hi is not None else math.inf)
+    if c.lo is not None and c.hi is not None:
+        parts.append(f"in [{_fmt(c.lo)}, {_fmt(c.hi)}]")
+    elif c.lo is not None:
+        parts.append(f">= {_fmt(c.lo)}")
+    elif c.hi is not None:
+        parts.append(f"<= {_fmt(c.hi)}")
+    return " and ".join(parts), width
+
+
+def is_weak(kind: str, verdict: str, res: float | None) -> bool:
+    """An evidence verdict (not INCONCLUSIVE) whose check cannot detect a 25% error in its
+    prediction; the one definition used by claims, summaries and the reproduction page."""
+    return (kind in EVIDENCE and verdict != INCONCLUSIVE and res is not None
+            and res > WEAK_RESOLUTION)
 
 
 @dataclass(frozen=True, repr=False)
@@ -77,6 +230,7 @@ class Claim:
     verdict: str
     note: str = ""
     resolution: float | None = None
+    check: Check | None = None
 
     @property
     def ok(self) -> bool:
@@ -85,15 +239,14 @@ class Claim:
     @property
     def weak(self) -> bool:
         """An evidence claim whose check cannot detect a 25% error in its prediction."""
-        return (self.kind in EVIDENCE and self.resolution is not None
-                and self.resolution > WEAK_RESOLUTION)
+        return is_weak(self.kind, self.verdict, self.resolution)
 
     def __repr__(self) -> str:
         m = "not measured" if self.measured is None else f"measured {_fmt(self.measured)}"
         t = f", required {self.tolerance}" if self.tolerance else ""
         r = f", resolves {_pct(self.resolution)}" if self.resolution is not None else ""
         n = f"; {self.note}" if self.note else ""
-        return f"{self.id} [{self.kind}]: {self.verdict} ({m}{t}{r}{n})"
+        return " ".join(f"{self.id} [{self.kind}]: {self.verdict} ({m}{t}{r}{n})".split("\n"))
 
 
 def _as_number(x: Any, name: str) -> float | None:
@@ -173,77 +326,43 @@ class Ledger:
         kind: str = "hard",
         note: str = "",
         allow_nonfinite: bool = False,
+        rounds: tuple[int, int] | None = None,
     ) -> Claim:
-        """Record one claim and return it with its verdict (it never raises on a miss)."""
-        if kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        """Record one claim and return it with its verdict (it never raises on a miss).
+
+        ``rounds=(done, needed)``: a budgeted sweep finished ``done`` of the ``needed``
+        rounds; when ``done < needed`` the claim is INCONCLUSIVE whatever was measured
+        (``measured`` may then be ``None`` or non-finite)."""
+        return self._record(id, statement, kind, measured, note, allow_nonfinite,
+                            predicted=predicted, tol=tol, rtol=rtol, lo=lo, hi=hi,
+                            rounds=None if rounds is None else tuple(rounds))
+
+    def inconclusive(self, id: str, statement: str, measured: Any = None, *, note: str,
+                     predicted: Any = None, kind: str = "soft") -> Claim:
+        """Record an evidence claim (``kind`` hard or soft) as INCONCLUSIVE for a reason
+        stated before the run (``note``: what this scale cannot resolve). Never raises on
+        the measurement; the reason is shown and stored."""
+        return self._record(id, statement, kind, measured, "", True, predicted=predicted,
+                            reason=note)
+
+    def _record(self, id: str, statement: str, kind: str, measured: Any, note: str,
+                allow_nonfinite: bool, **check: Any) -> Claim:
         if id in self.claims:
             raise ValueError(f"claim id {id!r} recorded twice in ledger {self.chapter!r}")
         m = _as_number(measured, "measured")
-        p = _as_number(predicted, "predicted")
-        lo_, hi_ = _as_number(lo, "lo"), _as_number(hi, "hi")
-        tol_, rtol_ = _as_number(tol, "tol"), _as_number(rtol, "rtol")
-        for name, v in (("tol", tol_), ("rtol", rtol_), ("lo", lo_), ("hi", hi_),
-                        ("predicted", p)):
-            if v is not None and not math.isfinite(v):
-                raise ValueError(f"claim {id!r}: {name} must be finite, got {v}")
-        if (tol_ is not None and tol_ < 0) or (rtol_ is not None and rtol_ < 0):
-            raise ValueError(f"claim {id!r}: tol and rtol must be >= 0, got tol={tol_}, "
-                             f"rtol={rtol_}")
-        if lo_ is not None and hi_ is not None and lo_ > hi_:
-            raise ValueError(f"claim {id!r}: empty interval lo={lo_} > hi={hi_}")
-        if (tol_ is not None or rtol_ is not None) and p is None:
-            raise ValueError(f"claim {id!r}: tol/rtol need a predicted value")
-        if p is not None and tol_ is None and rtol_ is None and lo_ is None and hi_ is None:
-            raise ValueError(f"claim {id!r}: a predicted value needs tol or rtol (or lo/hi)")
-        if p is None and lo_ is None and hi_ is None:
-            raise ValueError(f"claim {id!r}: give predicted+tol/rtol or an interval lo/hi")
-
-        parts, width = [], None
-        if tol_ is not None or rtol_ is not None:
-            width = max(tol_ or 0.0, (rtol_ or 0.0) * abs(p))
-            parts.append(f"|m - {_fmt(p)}| <= {_fmt(width)}")
-        elif p is not None:   # interval around a prediction: its half-width on the far side
-            width = max(p - lo_ if lo_ is not None else math.inf,
-                        hi_ - p if hi_ is not None else math.inf)
-        if lo_ is not None and hi_ is not None:
-            parts.append(f"in [{_fmt(lo_)}, {_fmt(hi_)}]")
-        elif lo_ is not None:
-            parts.append(f">= {_fmt(lo_)}")
-        elif hi_ is not None:
-            parts.append(f"<= {_fmt(hi_)}")
-        tolerance = " and ".join(parts)
-
-        if not math.isfinite(m):
-            if not allow_nonfinite:
-                raise ValueError(
-                    f"claim {id!r}: measured value is {m}; pass allow_nonfinite=True if a "
-                    f"non-finite measurement is a legitimate outcome"
-                )
-            verdict = INCONCLUSIVE if kind == "soft" else FAIL
-            note = (note + "; " if note else "") + "non-finite measurement"
-        else:
-            ok = True
-            if width is not None and (tol_ is not None or rtol_ is not None):
-                ok &= abs(m - p) <= width
-            if lo_ is not None:
-                ok &= m >= lo_
-            if hi_ is not None:
-                ok &= m <= hi_
-            verdict = PASS if ok else (NOT_REPRODUCED if kind == "soft" else FAIL)
-        res = resolution(m, p, width) if kind in EVIDENCE else None
-        claim = Claim(id, statement, kind, m, p, tolerance, verdict, note, res)
-        self.claims[id] = claim
-        return claim
-
-    def inconclusive(self, id: str, statement: str, measured: Any = None, *, note: str,
-                     predicted: Any = None) -> Claim:
-        """Record a soft claim that this scale cannot resolve; ``note`` says why."""
-        if id in self.claims:
-            raise ValueError(f"claim id {id!r} recorded twice in ledger {self.chapter!r}")
-        m = _as_number(measured, "measured") if measured is not None else None
-        p = _as_number(predicted, "predicted")
-        claim = Claim(id, statement, "soft", m, p, "", INCONCLUSIVE, note)
+        nums = {k: _as_number(v, k) for k, v in check.items() if k not in ("rounds", "reason")}
+        try:
+            c = Check(**{**check, **nums})
+            if (m is not None and not math.isfinite(m) and not allow_nonfinite
+                    and not (c.short and kind in EVIDENCE)):
+                raise ValueError(f"measured value is {m}; pass allow_nonfinite=True if a "
+                                 f"non-finite measurement is a legitimate outcome")
+            j = judge(kind, m, c)
+        except ValueError as err:
+            raise ValueError(f"claim {id!r}: {err}") from None
+        note = "; ".join(n for n in (note, c.reason or "", *j.notes) if n)
+        claim = Claim(id, statement, kind, m, c.predicted, j.tolerance, j.verdict, note,
+                      j.resolution, c)
         self.claims[id] = claim
         return claim
 
@@ -257,19 +376,14 @@ class Ledger:
         return _claims_frame([asdict(c) for c in self.claims.values()])
 
     def summary(self) -> str:
-        """One line: evidence verdict counts, weak checks, identities."""
+        """One line: evidence verdict counts, weak checks, identities, derivations."""
         return _summary_line(self.chapter, self.scale, [asdict(c) for c in self.claims.values()])
 
     def to_dict(self, wall_s: float | None = None) -> dict:
+        """The JSON ledger (schema 3): run facts, provenance, the engine's cache counts and
+        the budget record (``None`` where those modules are absent), and the claims."""
         from . import provenance
 
-        engine = None
-        try:
-            from . import experiments
-
-            engine = experiments.stats()
-        except (ImportError, AttributeError):
-            pass
         return {
             "schema": SCHEMA,
             "chapter": self.chapter,
@@ -278,7 +392,8 @@ class Ledger:
             "wall_s": round(wall_s if wall_s is not None else runtime.wall_time(), 3),
             "versions": runtime.versions(),
             "provenance": provenance.record(self.chapter, self.scale, self.device),
-            "engine": engine,
+            "engine": _optional_record("experiments", "stats"),
+            "budget": _optional_record("budget", "record"),
             "claims": [asdict(c) for c in self.claims.values()],
         }
 
@@ -293,9 +408,9 @@ class Ledger:
         return path
 
     def report(self, *, show: bool = True, write: bool = True, raise_on_fail: bool = True):
-        """Show the table once, write the JSON, raise ``ClaimFailed`` if a hard claim or an
-        identity failed. Returns ``None`` (so a notebook does not show the table twice);
-        ``table()`` gives the DataFrame."""
+        """Show the table once, write the JSON, raise ``ClaimFailed`` if a hard claim, an
+        identity or a derivation failed. Returns ``None`` (so a notebook does not show the
+        table twice); ``table()`` gives the DataFrame."""
         if show:
             print(self.summary())
             runtime.display(style_table(self.table()))
@@ -306,6 +421,18 @@ class Ledger:
         if raise_on_fail and self.failed:
             ids = ", ".join(c.id for c in self.failed)
             raise ClaimFailed(f"{len(self.failed)} claim(s) failed in {self.chapter}: {ids}")
+
+
+def _optional_record(module: str, function: str) -> Any:
+    """``dltheory.<module>.<function>()``, or ``None`` where that module or function does
+    not exist (yet); errors inside the function itself propagate."""
+    import importlib
+
+    try:
+        fn = getattr(importlib.import_module(f".{module}", __package__), function)
+    except (ImportError, AttributeError):
+        return None
+    return fn()
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -349,19 +476,27 @@ def _relative(path: Path) -> str:
 
 def _summary_line(chapter: str, scale: str, rows: list[dict]) -> str:
     ev = [r for r in rows if r["kind"] in EVIDENCE]
-    ids = [r for r in rows if r["kind"] == "identity"]
     counts = ", ".join(f"{sum(r['verdict'] == v for r in ev)} {v}" for v in VERDICTS
                        if any(r["verdict"] == v for r in ev)) or "none"
-    weak = sum(1 for r in ev if r.get("resolution") is not None
-               and r["resolution"] > WEAK_RESOLUTION)
-    bad_id = sum(r["verdict"] == FAIL for r in ids)
+    weak = sum(is_weak(r["kind"], r["verdict"], r.get("resolution")) for r in ev)
+    shown = []
+    for kind, plural in (("identity", "identities"), ("derivation", "derivations")):
+        of_kind = [r for r in rows if r["kind"] == kind]
+        bad = sum(r["verdict"] == FAIL for r in of_kind)
+        shown.append(f"{len(of_kind)} {plural}{f' ({bad} FAILED)' if bad else ''}")
     return (f"{chapter} @ {scale}: {len(ev)} evidence claims ({counts}"
-            f"{f'; {weak} weak' if weak else ''}); {len(ids)} identities"
-            f"{f' ({bad_id} FAILED)' if bad_id else ''}")
+            f"{f'; {weak} weak' if weak else ''}); {', '.join(shown)}")
 
 
 COLUMNS = ["id", "kind", "verdict", "measured", "predicted", "tolerance", "resolution",
            "statement", "note"]
+
+
+def _show(x: Any) -> str:
+    """A number as ``_fmt`` writes it; anything else (a corrupt ledger's value) as text."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return _fmt(x)
+    return "" if x is None else str(x)
 
 
 def _claims_frame(rows: list[dict], extra: dict | None = None):
@@ -370,10 +505,10 @@ def _claims_frame(rows: list[dict], extra: dict | None = None):
     out = []
     for c in rows:
         r = c.get("resolution")
-        weak = c["kind"] in EVIDENCE and r is not None and r > WEAK_RESOLUTION
+        weak = is_weak(c["kind"], c["verdict"], r)
         out.append({**(extra or {}), "id": c["id"], "kind": c["kind"], "verdict": c["verdict"],
-                    "measured": _fmt(c["measured"]) if c["measured"] is not None else "",
-                    "predicted": _fmt(c.get("predicted")), "tolerance": c["tolerance"],
+                    "measured": _show(c["measured"]), "predicted": _show(c.get("predicted")),
+                    "tolerance": c["tolerance"],
                     "resolution": _pct(r) + (" (weak)" if weak else ""),
                     "statement": c["statement"], "note": c.get("note", "")})
     return pd.DataFrame(out, columns=[*(extra or {}), *COLUMNS])
@@ -421,12 +556,13 @@ def _compact_claims(df):
         })
     out = pd.DataFrame(rows, columns=["claim", "verdict", "measured", "tolerance",
                                       "resolution", "statement"])
-    return out, [i for i, k in enumerate(df["kind"]) if k == "identity"]
+    return out, [i for i, k in enumerate(df["kind"]) if k in ("identity", "derivation")]
 
 
 def style_table(df, caption: str | None = None):
     """A pandas Styler for a claims (or summary) table: no index, coloured verdicts
-    (PASS green, FAIL red, NOT REPRODUCED orange, INCONCLUSIVE grey, identities muted),
+    (PASS green, FAIL red, NOT REPRODUCED orange, INCONCLUSIVE grey; identities and
+    derivations muted),
     text wrapping inside the text column. A claims table (``Ledger.table()``) is shown in
     six columns: claim (kind below), verdict, measured (prediction below), tolerance,
     resolution, statement (note below)."""

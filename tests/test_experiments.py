@@ -212,3 +212,152 @@ def test_gpu_check_script_reports_on_cpu(tmp_path):
     assert row["tasks"]["computed"] + row["tasks"]["cached"] == 5
     md = (tmp_path / "gpu" / "report.md").read_text()
     assert "| 00_gradient_flow | ok | 0 |" in md and "3 PASS" in md
+
+
+# --------------------------------------------------------------------------- cache integrity
+def _store(cfg: Cfg = Cfg(), name: str = "toy"):
+    return experiments._open_store(toy, cfg, name, experiments._torch_dtype(), None)
+
+
+def _file_of(task: dict) -> Path:
+    store = _store()
+    return store.path(store.key(task))
+
+
+def _corrupt_lines(err: str) -> list[str]:
+    return [ln for ln in err.splitlines() if ln.startswith("[cache]")]
+
+
+def test_a_flipped_byte_in_each_file_is_named_recomputed_and_counted(capsys):
+    plain = experiments.sweep(toy, TASKS, config=Cfg(), cache=False)
+    experiments.sweep(toy, TASKS, config=Cfg())
+    for k, task in enumerate(TASKS):
+        path = _file_of(task)
+        data = bytearray(path.read_bytes())
+        data[(k * 97 + 5) % len(data)] ^= 0x01          # header and payload positions
+        path.write_bytes(bytes(data))
+        experiments.reset_stats()
+        capsys.readouterr()
+        again = experiments.sweep(toy, TASKS, config=Cfg())
+        pd.testing.assert_frame_equal(again, plain)
+        assert experiments.stats() == {"computed": 1, "cached": 5}
+        (line,) = _corrupt_lines(capsys.readouterr().err)
+        assert line.startswith(f"[cache] toy: task {task} corrupt (") and line.endswith("; recomputed")
+    experiments.reset_stats()
+    experiments.sweep(toy, TASKS, config=Cfg())          # every entry was overwritten
+    assert experiments.stats() == {"computed": 0, "cached": 6}
+
+
+def test_every_single_byte_flip_of_a_file_is_detected():
+    experiments.sweep(toy, TASKS[:1], config=Cfg())
+    store = _store()
+    key = store.key(TASKS[0])
+    path = store.path(key)
+    good = path.read_bytes()
+    assert experiments._read_entry(path, key)[1] is None
+    for pos in range(len(good)):
+        data = bytearray(good)
+        data[pos] ^= 0x20
+        path.write_bytes(bytes(data))
+        value, reason = experiments._read_entry(path, key)
+        assert value is None and reason, pos
+
+
+def test_truncated_files_and_a_bad_pickle_are_recomputed(capsys):
+    plain = experiments.sweep(toy, TASKS, config=Cfg(), cache=False)
+    experiments.sweep(toy, TASKS, config=Cfg())
+    cuts = [0, 7, 40, -1, None]      # None: half the file; -1 cuts the payload only
+    for task, cut in zip(TASKS, cuts, strict=False):
+        path = _file_of(task)
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 2 if cut is None else cut])
+    store = _store()
+    key = store.key(TASKS[5])
+    store.path(key).write_bytes(experiments._entry(key, b"not a pickle"))
+    experiments.reset_stats()
+    capsys.readouterr()
+    pd.testing.assert_frame_equal(experiments.sweep(toy, TASKS, config=Cfg()), plain)
+    assert experiments.stats() == {"computed": 6, "cached": 0}
+    lines = _corrupt_lines(capsys.readouterr().err)
+    assert len(lines) == 6
+    assert "(truncated)" in lines[0] and "(checksum mismatch)" in lines[3]
+    assert "(unpickling failed: UnpicklingError)" in lines[5]
+
+
+def test_a_file_swapped_with_another_tasks_file_is_a_key_mismatch(capsys):
+    plain = experiments.sweep(toy, TASKS, config=Cfg(), cache=False)
+    experiments.sweep(toy, TASKS, config=Cfg())
+    a, b = _file_of(TASKS[1]), _file_of(TASKS[4])
+    da, db = a.read_bytes(), b.read_bytes()
+    a.write_bytes(db)
+    b.write_bytes(da)
+    experiments.reset_stats()
+    capsys.readouterr()
+    pd.testing.assert_frame_equal(experiments.sweep(toy, TASKS, config=Cfg()), plain)
+    assert experiments.stats() == {"computed": 2, "cached": 4}
+    lines = _corrupt_lines(capsys.readouterr().err)
+    assert len(lines) == 2 and all("key mismatch" in ln for ln in lines)
+    assert f"task {TASKS[1]} corrupt" in lines[0] and "'i':4" in lines[0]
+
+
+FRESH_SCRIPT = textwrap.dedent("""
+    import json
+    from dataclasses import dataclass
+    from dltheory import experiments
+
+    @dataclass(frozen=True)
+    class C:
+        scale: str = "smoke"
+
+    def square(cfg, task):
+        return {"sq": task["i"] ** 2}
+
+    tasks = [{"i": i} for i in range(5)]
+    for name in ("first_sweep", "second_sweep"):
+        experiments.sweep(square, tasks, config=C(), name=name, progress=False)
+    print("STATS", json.dumps(experiments.stats()))
+""")
+
+
+def _script_stats(script: Path) -> dict:
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120, check=True).stdout
+    return json.loads(next(ln for ln in out.splitlines() if ln.startswith("STATS"))[6:])
+
+
+def test_a_fully_cached_rerun_in_a_fresh_process_computes_nothing(tmp_path):
+    script = tmp_path / "two_sweeps.py"
+    script.write_text(FRESH_SCRIPT)
+    assert _script_stats(script) == {"computed": 10, "cached": 0}
+    assert _script_stats(script) == {"computed": 0, "cached": 10}
+
+
+WRITER_SCRIPT = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from dltheory import experiments
+
+    path, me = Path(sys.argv[1]), int(sys.argv[2])
+    key = {"task": "shared"}
+    for _ in range(150):
+        experiments._write_entry(path, key, {"writer": me, "blob": bytes([me]) * 300_000})
+""")
+
+
+def test_concurrent_writers_of_one_entry_never_give_a_corrupt_read(tmp_path):
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER_SCRIPT)
+    path = tmp_path / "entry.task"
+    writers = [subprocess.Popen([sys.executable, str(script), str(path), str(w)])
+               for w in (1, 2)]
+    reads = 0
+    while any(w.poll() is None for w in writers) or reads == 0:
+        try:
+            value, reason = experiments._read_entry(path, {"task": "shared"})
+        except FileNotFoundError:
+            continue
+        assert reason is None
+        assert value["blob"] == bytes([value["writer"]]) * 300_000
+        reads += 1
+    assert [w.wait() for w in writers] == [0, 0]
+    assert reads > 0 and not list(tmp_path.glob(".*.tmp"))    # no temporary file left

@@ -35,18 +35,46 @@ the claim's tolerance allows) and state the choice in the Config. Worker process
 fresh, so ``sweep`` hands them the calling process's torch default dtype, but explicit is
 better.
 
-**Cache and resume.** Every finished task is stored with ``joblib.Memory`` under
+**Cache and resume.** Every finished task is stored in one file under
 ``$DLTHEORY_CACHE_DIR`` (default ``<repo>/_build/cache/<scale>``, the scale taken from
-``config.scale`` when the Config has one). The key is the task function, ``config``,
-``task``, the torch default dtype, whether CUDA is present, and a digest of the source of
-the package that defines the task function (all of ``dltheory`` for chapter code), so
-editing the code invalidates old results instead of silently reusing them. An interrupted
-sweep (Ctrl-C, a time limit, a lost Colab runtime) therefore resumes by running it again:
-finished tasks are loaded, only the missing ones are computed, and the table equals an
-uninterrupted run. Each sweep's cache lives in a folder named after ``name``; give it a
-chapter prefix (``"de_line_search"``) so that chapters running side by side never share one.
-``stats()`` counts tasks computed and loaded in this process. ``cache=False`` (or
-``DLTHEORY_CACHE=0``) switches the cache off; deleting the folder clears it.
+``config.scale`` when the Config has one), in a folder named after the sweep. The key is the
+sweep name, the task function, ``config`` (without its ``budget`` and ``budget_weights``
+fields, so that a larger budget reuses a smaller run's tasks), ``task``, the torch default
+dtype, whether CUDA is present, and a digest of the source of the package that defines the
+task function (all of ``dltheory`` for chapter code), so editing the code invalidates old
+results instead of silently reusing them. An interrupted sweep (Ctrl-C, a time limit, a lost
+Colab runtime) therefore resumes by running it again: finished tasks are loaded, only the
+missing ones are computed, and the table equals an uninterrupted run. Give ``name`` a
+chapter prefix (``"de_line_search"``) so that chapters running side by side never share a
+folder. ``cache=False`` (or ``DLTHEORY_CACHE=0``) switches the cache off; deleting the
+folder clears it.
+
+Each file holds a header line with the task's full key and the sha256 of the pickled result,
+then the result. A file is written to a unique temporary name and moved into place
+(``os.replace``), so a reader, or a second process writing the same task, sees a whole file
+or none. A file that fails its check (checksum, a key other than the task's, truncation,
+unpickling) is reported in one line, ``[cache] de_line_search: task {'width': 64} corrupt
+(checksum mismatch); recomputed``, computed again and overwritten. ``stats()`` counts tasks
+computed (corrupt ones included) and tasks loaded, over every sweep of this process.
+
+**Rounds and budgets.** ``rounds="seed"`` (a task key) or ``rounds=callable(task) -> int``
+groups the tasks into rounds, run in ascending order of their index (within a round in the
+given task order, so put the cheapest grid points first)::
+
+    tasks = [{"width": w, "seed": s} for s in range(cfg.n_seeds) for w in cfg.widths]
+    df = experiments.sweep(width_task, tasks, config=cfg, name="de_width", rounds="seed")
+    done, planned = df.attrs["rounds"]
+
+Without a chapter budget every round runs. With one (``budget.start(cfg.budget, ...)``, see
+``dltheory.budget``) the sweep gets an allotment of wall time when it starts; before each
+round the engine estimates the round's cost as its uncached tasks times the wall time per
+task computed so far in this call, and starts the round only if that fits in what is left of
+the allotment and of the chapter's budget. Cached tasks cost nothing and are always loaded;
+the first round always runs. The table holds only completed rounds (never part of a round),
+in the given task order: it is the unbudgeted table restricted to the first ``done`` rounds,
+deterministic given that number. ``df.attrs["rounds"] = (done, planned)`` and
+``budget.record()`` lists it under the sweep's name. A rerun with the same cache loads the
+completed rounds for free and adds rounds as its budget allows.
 
 **Backends** (``backend=`` or ``$DLTHEORY_BACKEND``), all through ``joblib.Parallel``:
 
@@ -79,14 +107,18 @@ import dataclasses
 import functools
 import hashlib
 import inspect
+import json
 import os
+import pickle
 import sys
+import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import runtime
+from . import budget, runtime
 
 BACKENDS = ("sequential", "loky", "dask")
 ENV_BACKEND = "DLTHEORY_BACKEND"
@@ -94,6 +126,8 @@ ENV_CACHE_DIR = "DLTHEORY_CACHE_DIR"
 ENV_CACHE = "DLTHEORY_CACHE"
 ENV_JOBS = "DLTHEORY_JOBS"
 ENV_DASK_SCHEDULER = "DLTHEORY_DASK_SCHEDULER"
+BUDGET_FIELDS = ("budget", "budget_weights")   # Config fields left out of the cache key
+_MAGIC = b"DLTHEORY-TASK 1\n"                  # first line of every cached task file
 
 _STATS = {"computed": 0, "cached": 0}
 _STATS_LOCK = threading.Lock()
@@ -185,19 +219,119 @@ def _platform() -> str:
     return f"{_torch_dtype()}|{'cuda' if torch.cuda.is_available() else 'cpu'}"
 
 
+def _canon(x: Any) -> str:
+    """Canonical text of a task value for its key: dicts with sorted keys, the rest by
+    ``repr`` (exact for floats; tells tuples from lists and ints from floats)."""
+    if isinstance(x, dict):
+        items = sorted(x.items(), key=lambda kv: repr(kv[0]))
+        return "{" + ",".join(f"{k!r}:{_canon(v)}" for k, v in items) + "}"
+    if isinstance(x, (list, tuple)):
+        inner = ",".join(_canon(v) for v in x)
+        return f"[{inner}]" if isinstance(x, list) else f"({inner})"
+    return repr(x)
+
+
+def _config_digest(config: Any) -> str:
+    """Digest of a Config's class and fields, without ``BUDGET_FIELDS`` (a budget decides
+    how many rounds run, never what a task computes)."""
+    import joblib
+
+    fields = [(f.name, getattr(config, f.name)) for f in dataclasses.fields(config)
+              if f.name not in BUDGET_FIELDS]
+    return joblib.hash((type(config).__module__, type(config).__qualname__, fields))
+
+
+# --------------------------------------------------------------------------- task store
+def _entry(key: dict, payload: bytes) -> bytes:
+    """A task file: magic line, header line (key and sha256 of the payload), payload."""
+    head = json.dumps({"key": key, "sha256": hashlib.sha256(payload).hexdigest()},
+                      sort_keys=True, separators=(",", ":"))
+    return _MAGIC + head.encode() + b"\n" + payload
+
+
+def _write_entry(path: Path, key: dict, value: Any) -> None:
+    """Store ``value`` under ``key`` atomically: a unique temporary file in the same folder,
+    then ``os.replace``, so readers and concurrent writers never see part of a file."""
+    data = _entry(key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)           # mkstemp's 0600 would hide a shared cache from others
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _read_entry(path: Path, key: dict) -> tuple[Any, str | None]:
+    """``(value, None)`` for a sound task file, ``(None, reason)`` for a corrupt one; raises
+    ``FileNotFoundError`` when there is none."""
+    data = path.read_bytes()
+    head, sep, payload = data[len(_MAGIC):].partition(b"\n")
+    if not data.startswith(_MAGIC) or not sep:
+        return None, "truncated" if _MAGIC.startswith(data[:len(_MAGIC)]) else "bad magic"
+    try:
+        stored = json.loads(head)["key"]
+    except (ValueError, KeyError, TypeError):
+        return None, "unreadable header"
+    if stored != key:
+        task = stored.get("task") if isinstance(stored, dict) else None
+        return None, f"key mismatch: the file holds task {task}"
+    if data != _entry(key, payload):
+        return None, "checksum mismatch"
+    try:
+        return pickle.loads(payload), None
+    except Exception as e:  # noqa: BLE001  (any unpickling failure means: recompute)
+        return None, f"unpickling failed: {type(e).__name__}"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Store:
+    """One sweep's cache folder: one file per task, named by a hash of the task's key."""
+
+    folder: Path
+    base: dict   # the key's parts shared by every task of the sweep
+
+    def key(self, task: dict) -> dict:
+        return {**self.base, "task": _canon(task)}
+
+    def path(self, key: dict) -> Path:
+        digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+        return self.folder / f"{digest[:32]}.task"
+
+    def load(self, task: dict) -> tuple[bool, Any, str | None]:
+        """``(found, value, reason)``: reason names the corruption of a file that failed."""
+        key = self.key(task)
+        try:
+            value, reason = _read_entry(self.path(key), key)
+        except FileNotFoundError:
+            return False, None, None
+        except OSError as e:
+            value, reason = None, f"unreadable: {e.strerror or type(e).__name__}"
+        return reason is None, value, reason
+
+    def save(self, task: dict, value: Any) -> None:
+        key = self.key(task)
+        _write_entry(self.path(key), key, value)
+
+
+def _open_store(fn: Callable, config: Any, name: str, dtype: str | None,
+                cache: bool | str | Path | None) -> _Store | None:
+    """The sweep's store (``None`` when caching is off)."""
+    if not _use_cache(cache):
+        return None
+    root = Path(cache) if isinstance(cache, (str, Path)) else cache_dir(config)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    fn_id = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}"
+    base = {"sweep": name, "fn": fn_id, "config": _config_digest(config),
+            "code": code_digest(fn), "dtype": dtype, "platform": _platform()}
+    return _Store(root / safe, base)
+
+
 # --------------------------------------------------------------------------- task runners
-_HANDOFF: list = []   # a result computed elsewhere, persisted by the cached call below
-
-
-def _call(fn: Callable, config: Any, task: dict, digest: str, dtype: str | None,
-          platform: str) -> Any:
-    """The cached unit: ``fn(config, task)``. When a worker already computed the result,
-    the parent hands it over here so that joblib.Memory stores it under the same key."""
-    if _HANDOFF:
-        return _HANDOFF.pop()
-    return _compute(fn, config, task, dtype)
-
-
 def _compute(fn: Callable, config: Any, task: dict, dtype: str | None) -> Any:
     """Run one task (in this or a worker process) under the caller's torch default dtype."""
     if dtype is not None:
@@ -301,6 +435,117 @@ def _use_cache(cache: bool | str | Path | None) -> bool:
     return cache is not False
 
 
+def _round_groups(tasks: list[dict], rounds: str | Callable[[dict], int] | None) -> list[list[int]]:
+    """Task indices per round: rounds in ascending order of their index, each in task order
+    (one round of every task when ``rounds`` is None)."""
+    if rounds is None:
+        return [list(range(len(tasks)))] if tasks else []
+    groups: dict[Any, list[int]] = {}
+    for i, t in enumerate(tasks):
+        if isinstance(rounds, str) and rounds not in t:
+            raise ValueError(f"rounds={rounds!r} is not a key of task {t}")
+        groups.setdefault(t[rounds] if isinstance(rounds, str) else rounds(t), []).append(i)
+    return [groups[r] for r in sorted(groups)]
+
+
+def _table(tasks: list[dict], results: dict[int, Any], fn_name: str):
+    """The tidy table of the tasks in ``results``, in task order."""
+    import pandas as pd
+
+    order = sorted(results)
+    if not any(_is_frame(results[i]) for i in order):      # fast path: records
+        return pd.DataFrame([r for i in order for r in _rows(tasks[i], results[i], fn_name)])
+    return pd.concat([_frame(tasks[i], results[i], fn_name) for i in order], ignore_index=True)
+
+
+class _Run:
+    """One sweep call: its tasks, cache, backend, results so far, progress bar and the wall
+    time per computed task (what a budget's round estimate uses)."""
+
+    def __init__(self, fn, config, tasks, name, store, backend, n_jobs, show):
+        self.fn, self.config, self.tasks, self.name = fn, config, tasks, name
+        self.store, self.backend, self.n_jobs, self.show = store, backend, n_jobs, show
+        self.dtype = _torch_dtype()
+        self.results: dict[int, Any] = {}
+        self.corrupt: dict[int, str] = {}
+        self.seconds, self.computed = 0.0, 0
+        self.bar = None
+
+    def load(self, group: list[int]) -> tuple[dict[int, Any], list[int]]:
+        """The cached results of a round's tasks, and the tasks left to compute."""
+        loaded, todo = {}, []
+        for i in group:
+            found, value, reason = (self.store.load(self.tasks[i]) if self.store
+                                    else (False, None, None))
+            if found:
+                loaded[i] = value
+            else:
+                todo.append(i)
+                if reason:
+                    self.corrupt[i] = reason
+        return loaded, todo
+
+    def fits(self, n_todo: int, allotted: float | None, elapsed: float) -> bool:
+        """Whether a round of ``n_todo`` tasks to compute fits in the allotment (seconds,
+        ``None``: no budget) after ``elapsed`` seconds of this sweep, at the measured cost
+        per task (unknown before the first computed task: then any time left will do)."""
+        if n_todo == 0 or allotted is None:
+            return True
+        left = min(allotted - elapsed, budget.remaining() or 0.0)
+        if self.computed == 0:
+            return left > 0
+        return n_todo * self.seconds / self.computed <= left
+
+    def accept(self, loaded: dict[int, Any]) -> None:
+        self.results.update(loaded)
+        _count("cached", len(loaded))
+        if self.bar is not None:
+            self.bar.update(len(loaded))
+
+    def compute(self, todo: list[int]) -> None:
+        """Compute the tasks (each stored as it arrives) and measure their wall time."""
+        if not todo:
+            return
+        if self.show and self.bar is None:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=len(self.tasks), initial=len(self.results), desc=self.name,
+                            unit="task", leave=False)
+        t0 = time.perf_counter()
+        for i, value in self._execute(todo):
+            self._done(i, value)
+        self.seconds += time.perf_counter() - t0
+        self.computed += len(todo)
+
+    def _execute(self, todo: list[int]):
+        """``(index, result)`` pairs from the backend, as they finish."""
+        args = (self.fn, self.config)
+        if self.backend == "sequential":
+            yield from ((i, _compute(*args, self.tasks[i], self.dtype)) for i in todo)
+            return
+        import joblib
+
+        with _backend_context(self.backend, self.n_jobs) as jobs:
+            par = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
+            yield from par(joblib.delayed(_indexed)(i, *args, self.tasks[i], self.dtype)
+                           for i in todo)
+
+    def _done(self, i: int, value: Any) -> None:
+        if self.store is not None:
+            self.store.save(self.tasks[i], value)
+        if i in self.corrupt:
+            print(f"[cache] {self.name}: task {self.tasks[i]} corrupt ({self.corrupt.pop(i)}); "
+                  "recomputed", file=sys.stderr, flush=True)
+        self.results[i] = value
+        _count("computed")
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 def sweep(
     fn: Callable[[Any, dict], dict | Sequence[dict]],
     tasks: Iterable[dict],
@@ -311,22 +556,25 @@ def sweep(
     n_jobs: int | None = None,
     cache: bool | str | Path | None = None,
     progress: bool | None = None,
+    rounds: str | Callable[[dict], int] | None = None,
 ):
     """Run ``fn(config, task)`` for every task and return one tidy DataFrame.
 
     fn : module-level pure function ``(config, task) -> dict | list[dict]``.
     fn may return a dict (one row), a list of dicts or a DataFrame (several rows).
     tasks : dicts of plain values; their keys are prepended to every returned row.
-    config : a frozen dataclass of plain values (part of the cache key).
-    name : label of the progress bar and of the cache folder (default ``fn.__name__``).
+    config : a frozen dataclass of plain values (part of the cache key, except the fields
+        ``budget`` and ``budget_weights``).
+    name : label of the progress bar, of the cache folder and of the budget's record
+        (default ``fn.__name__``).
     backend : ``sequential`` | ``loky`` | ``dask`` | ``active`` (default ``$DLTHEORY_BACKEND``
         or ``sequential``); n_jobs : workers for loky/dask (default all).
     cache : ``True``/``False``, or a folder (default on, under ``cache_dir(config)``).
     progress : show a tqdm bar (default ``runtime.progress_enabled()``).
+    rounds : a task key (``"seed"``) or ``callable(task) -> int``: run the tasks in rounds,
+        ascending, as far as the chapter budget allows (see the module docstring); the
+        table then holds the completed rounds and ``df.attrs["rounds"] = (done, planned)``.
     """
-    import joblib
-    import pandas as pd
-
     _check_config(config)
     tasks = [dict(t) for t in tasks]
     for t in tasks:
@@ -334,65 +582,24 @@ def sweep(
             raise TypeError(f"task keys must be strings, got {list(t)}")
     b = resolve_backend(backend)
     name = name or getattr(fn, "__name__", "sweep")
-    dtype = _torch_dtype()
-    results: list[Any] = [None] * len(tasks)
-
-    cached = None
-    if _use_cache(cache):
-        root = Path(cache) if isinstance(cache, (str, Path)) else cache_dir(config)
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-        memory = joblib.Memory(location=str(root / safe), verbose=0)
-        cached = memory.cache(_call)
-        digest = code_digest(fn)
-        plat = _platform()
-        key = lambda t: (fn, config, t, digest, dtype, plat)  # noqa: E731
-
-    todo = []
-    for i, t in enumerate(tasks):
-        if cached is not None and cached.check_call_in_cache(*key(t)):
-            results[i] = cached(*key(t))
-            _count("cached")
-        else:
-            todo.append(i)
-
+    groups = _round_groups(tasks, rounds)
     show = runtime.progress_enabled() if progress is None else progress
-    bar = None
-    if show and todo:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(tasks), initial=len(tasks) - len(todo), desc=name,
-                   unit="task", leave=False)
-
-    def done(i: int, value: Any) -> None:
-        if cached is not None:
-            _HANDOFF.append(value)
-            try:
-                value = cached(*key(tasks[i]))
-            finally:
-                _HANDOFF.clear()
-        results[i] = value
-        _count("computed")
-        if bar is not None:
-            bar.update(1)
-
+    run = _Run(fn, config, tasks, name, _open_store(fn, config, name, _torch_dtype(), cache),
+               b, n_jobs, show)
+    allotted = budget.allot(name) if rounds is not None else None
+    t0, done = time.perf_counter(), 0
     try:
-        if todo and b == "sequential":
-            for i in todo:
-                done(i, _compute(fn, config, tasks[i], dtype))
-        elif todo:
-            with _backend_context(b, n_jobs) as jobs:
-                par = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
-                for i, value in par(joblib.delayed(_indexed)(i, fn, config, tasks[i], dtype)
-                                    for i in todo):
-                    done(i, value)
+        for group in groups:
+            loaded, todo = run.load(group)
+            if done > 0 and not run.fits(len(todo), allotted, time.perf_counter() - t0):
+                break
+            run.accept(loaded)
+            run.compute(todo)
+            done += 1
     finally:
-        if bar is not None:
-            bar.close()
-
-    fn_name = getattr(fn, "__qualname__", repr(fn))
-    if not any(_is_frame(res) for res in results):     # fast path: records
-        rows = [r for t, res in zip(tasks, results, strict=True) for r in _rows(t, res, fn_name)]
-        return pd.DataFrame(rows)
-    frames = [_frame(t, res, fn_name) for t, res in zip(tasks, results, strict=True)]
-    return pd.concat(frames, ignore_index=True)
-
+        run.close()
+    df = _table(tasks, run.results, getattr(fn, "__qualname__", repr(fn)))
+    if rounds is not None:
+        df.attrs["rounds"] = (done, len(groups))
+        budget.note_rounds(name, done, len(groups))
+    return df

@@ -1,0 +1,79 @@
+"""Planted errors for chapter 1 (conservation laws); see ``dltheory.mutations``."""
+
+from __future__ import annotations
+
+from ..mutations import Mutation
+
+L = "dltheory.conservation.laws"
+T = "dltheory.conservation.theory"
+
+
+def _tri(n):
+    return n * (n + 1) // 2
+
+
+def _count_for(cls_name, wrong):
+    """theory_count replaced by ``wrong(model)`` for blocks of class ``cls_name`` only."""
+    def factory(theory_count):
+        from . import models
+
+        cls = getattr(models, cls_name)
+        return lambda model: wrong(model) if isinstance(model, cls) else theory_count(model)
+    return factory
+
+
+def _const(value):
+    return lambda original: (lambda *a, **k: value)
+
+
+def _matched(wrong):
+    return lambda original: (lambda opt: wrong[opt])
+
+
+ENTRIES = [
+    Mutation("conservation_laws:mha_drop_vo", f"{L}:theory_count",
+             "attention count without the V/O laws: H d_k(d_k+1)/2", "H d_v(d_v+1)/2 laws missing",
+             "dropped term", _count_for("MHA", lambda m: m.H * _tri(m.dk)), ("CL.count.mha",)),
+    Mutation("conservation_laws:mha_antisym", f"{L}:theory_count",
+             "Q/K laws counted as the antisymmetric part, d_k(d_k-1)/2 per head",
+             "d_k laws per head missing", "off-by-one",
+             _count_for("MHA", lambda m: m.H * (_tri(m.dk - 1) + _tri(m.dv))), ("CL.count.mha",)),
+    Mutation("conservation_laws:rope_as_plain", f"{L}:theory_count",
+             "RoPE attention counted like plain attention", "one law per rotation pair",
+             "dropped term", _count_for("MHA", lambda m: m.H * (_tri(m.dk) + _tri(m.dv))),
+             ("CL.count.mha_rope",)),
+    Mutation("conservation_laws:moe_drop_router", f"{L}:theory_count",
+             "MoE count without the router sum: E m instead of E m + d", "d laws missing",
+             "dropped term",
+             _count_for("MoE", lambda m: m.w_up.shape[0] * m.w_up.shape[1]), ("CL.count.moe_dense",)),
+    Mutation("conservation_laws:renorm_top1_as_dense", f"{L}:renorm_top1_count",
+             "renormalised top-1 routing counted like dense routing (E m + d)", "d extra laws",
+             "constant",
+             lambda f: (lambda m: m.w_up.shape[0] * m.w_up.shape[1] + m.w_up.shape[2]),
+             ("CL.count.moe_top1_renorm",)),
+    Mutation("conservation_laws:gd_matched_slope_15pct", f"{T}:matched_slope",
+             "GD drift slope at matched progress 1.15 instead of 1", "+15% exponent", "exponent",
+             _matched({"gd": 1.15, "sgd": 1.15, "adam": 0.0}), ("CL.matched.gd_slope",)),
+    Mutation("conservation_laws:adam_half_first_order", f"{T}:matched_slope",
+             "Adam's matched-progress slope 0.5 (half first order) instead of 0",
+             "+0.5 in a zero exponent", "exponent",
+             _matched({"gd": 1.0, "sgd": 1.0, "adam": 0.5}), ("CL.matched.adam_gap",)),
+    Mutation("conservation_laws:wd_decay_sign", f"{T}:wd_decay",
+             "weight-decay factor (1 + tau lam)^(2k): the sign of the decay flipped",
+             "sign of tau lam", "sign", lambda f: (lambda tau, lam, k: (1 + tau * lam) ** (2 * k)),
+             ("CL.wd.decay",)),
+    Mutation("conservation_laws:wd_decay_half_exponent", f"{T}:wd_decay",
+             "weight-decay factor (1 - tau lam)^k: the factor 2 of |h| = |u|^2 - |v|^2 dropped",
+             "factor 2 in the exponent", "rescaling",
+             lambda f: (lambda tau, lam, k: (1 - tau * lam) ** k), ("CL.wd.decay",)),
+    Mutation("conservation_laws:adam_second_order", f"{T}:adam_tau_exponent",
+             "Adam's drift second order in tau, like GD's", "exponent 2 for 1", "exponent",
+             _const(2.0), ("CL.adam.tau_exponent",)),
+    Mutation("conservation_laws:adam_exponent_20pct", f"{T}:adam_tau_exponent",
+             "Adam's tau exponent 1.25 instead of 1", "+25% exponent", "exponent",
+             _const(1.25), ("CL.adam.tau_exponent",)),
+    # Expected to be caught by CL.lm.late_window (char-LM runs; not in the unit tests).
+    Mutation("conservation_laws:late_gap_second_order", f"{T}:late_window_gap",
+             "flow-regime alpha - beta = 2 (the identity's tau^2 k) instead of 1",
+             "exponent 2 for 1", "exponent", _const(2.0), ("CL.lm.late_window",)),
+]

@@ -1,0 +1,99 @@
+"""Planted errors for chapter 4 (depth expansion); see ``dltheory.mutations``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..mutations import Mutation
+
+D = "dltheory.depth_expansion"
+
+
+def _grads_of_mean_loss(activation_grads):
+    from . import signal
+
+    def wrong(model, l, X, y, B=signal.B_DEFAULT):
+        z, g = activation_grads(model, l, X, y, B)
+        return z, g / len(y)
+    return wrong
+
+
+def _flipped_direction(first_order_signal):
+    from . import signal
+
+    def wrong(*a, **k):
+        s = first_order_signal(*a, **k)
+        return signal.Signal(s.C, s.gamma, -s.v, s.z, s.g, s.phi)
+    return wrong
+
+
+def _diagonal_only(null_mean_square):
+    def wrong(g, phi):
+        n = g.shape[0]
+        return float(g.double().pow(2).sum(1).mean() * phi.double().pow(2).sum()) / n**2
+    return wrong
+
+
+def _t_wrong_power(directional_t):
+    def wrong(g, phi, v):
+        s = ((g @ v) * phi).sum(1).double()
+        mean = float(s.mean())
+        return mean, mean / (float(s.std()) * np.sqrt(len(s)))
+    return wrong
+
+
+def _route_b_sign(route_b):
+    from . import bounds
+
+    def wrong(old, f_S, new):
+        rb = route_b(old, f_S, new)
+        return bounds.RouteB(rb.delta_test, rb.delta_erm, -rb.bracket, rb.lhs, rb.eps_M,
+                             rb.eps_K)
+    return wrong
+
+
+def _hoeffding_log_1_over_delta(hoeffding_K):
+    def wrong(delta_R, B, delta=0.05):
+        k = hoeffding_K(delta_R, B, delta)
+        return k * math.log(1.0 / delta) / math.log(2.0 / delta)
+    return wrong
+
+
+ENTRIES = [
+    Mutation("depth_expansion:signal_constant_low_15pct", f"{D}.signal:signal_matrix",
+             "first-order signal matrix 15% low", "-15%", "constant",
+             lambda f: (lambda g, phi: 0.85 * f(g, phi)), ("DE.first_order",)),
+    Mutation("depth_expansion:grads_of_mean_loss", f"{D}.signal:activation_grads",
+             "per-sample activation gradients taken from the mean loss (a stray 1/n)",
+             "factor 1/n", "rescaling", _grads_of_mean_loss, ("DE.first_order",)),
+    Mutation("depth_expansion:descent_direction_sign", f"{D}.signal:first_order_signal",
+             "descent direction v with the wrong sign", "sign of v", "sign",
+             _flipped_direction, ("DE.first_order", "DE.condition1")),
+    Mutation("depth_expansion:null_mean_diagonal_only", f"{D}.signal:null_mean_square",
+             "null mean square without the i != j pairs (the rank-one mean part)",
+             "off-diagonal pairs dropped", "dropped term", _diagonal_only, ("DE.null_mean",)),
+    Mutation("depth_expansion:condition1_se_power_of_n", f"{D}.signal:directional_t",
+             "condition-1 t statistic with std * sqrt(n) for std / sqrt(n)", "factor n",
+             "rescaling", _t_wrong_power, ("DE.condition1",)),
+    Mutation("depth_expansion:rmsnorm_l2_gain", f"{D}.diagnostics:rmsnorm_jacobian_bound",
+             "RMSNorm Jacobian bound with ||g||_2 for ||g||_inf sqrt(d)", "norm of the gain",
+             "bound constant",
+             lambda f: (lambda gain, r, eps: float(gain.detach().norm())
+                        / np.sqrt(np.asarray(r, float) ** 2 + eps)),
+             ("DE.norm_lipschitz",)),
+    Mutation("depth_expansion:rmsnorm_drop_sqrt_d", f"{D}.diagnostics:rmsnorm_jacobian_bound",
+             "RMSNorm Jacobian bound without the sqrt(d)", "factor sqrt(d)", "bound constant",
+             lambda f: (lambda gain, r, eps: f(gain, r, eps) / np.sqrt(gain.numel())),
+             ("DE.norm_lipschitz",)),
+    Mutation("depth_expansion:route_b_bracket_sign", f"{D}.bounds:route_b",
+             "Route B bracket with the wrong sign", "sign of one term", "sign", _route_b_sign,
+             ("DE.routeB.identity",)),
+    # No current claim catches this one: the Hoeffding test-set size is shown in a table
+    # (the "K needed" column), not checked.
+    Mutation("depth_expansion:hoeffding_log_1_over_delta", f"{D}.bounds:hoeffding_K",
+             "Hoeffding test-set size with log(1/delta) for log(2/delta)",
+             "constant of the bound (x0.81 at delta = 0.05)", "bound constant",
+             _hoeffding_log_1_over_delta, ()),
+]

@@ -1,0 +1,80 @@
+"""Planted errors for chapter 2 (pretraining and fine-tuning); see ``dltheory.mutations``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..mutations import Mutation
+
+P = "dltheory.pretrain_finetune"
+
+
+def _closed_form_exponent(flow_weights_from_beta):
+    from . import model
+
+    def wrong(beta, c, lam):  # s = 0.55 asinh(beta/c) instead of 0.5 asinh(beta/c)
+        w0, v0 = model.init_scales(c, lam)
+        return model.flow_weights(0.55 * np.arcsinh(np.asarray(beta, dtype=float) / c), w0, v0)
+    return wrong
+
+
+def _ft_drop_gamma(ft_scales):
+    return lambda beta_pt, c_pt, lam_pt, gamma: (
+        (1 + lam_pt) * (c_pt + np.hypot(c_pt, np.asarray(beta_pt, dtype=float))))
+
+
+def _ft_half_constant(ft_scales):
+    def wrong(beta_pt, c_pt, lam_pt, gamma):  # (1 + lam)/2 instead of (1 + lam)
+        return ft_scales(beta_pt, c_pt, lam_pt, gamma) - 0.5 * (1 + lam_pt) * (
+            c_pt + np.hypot(c_pt, beta_pt))
+    return wrong
+
+
+def _tilt_sign(tilted_params):
+    def wrong(wp, wm, gamma):
+        r, phi, b0 = tilted_params(wp, wm, gamma)
+        return r, -phi, b0
+    return wrong
+
+
+def _solve_error(change):
+    """ScalarChannel.solve with its error replaced by ``change(result)``."""
+    def factory(solve):
+        from . import replica
+
+        def wrong(self, alpha, **kw):
+            r = solve(self, alpha, **kw)
+            return replica.ReplicaResult(r.tau, r.theta, change(r), r.converged, r.iterations,
+                                         r.verified)
+        return wrong
+    return factory
+
+
+ENTRIES = [
+    Mutation("pretrain_finetune:closed_form_exponent", f"{P}.model:flow_weights_from_beta",
+             "closed-form flow weights with s = 0.55 asinh(beta/c) instead of 0.5 asinh(beta/c)",
+             "+10% exponent", "exponent", _closed_form_exponent, ("PF.flow.closed_form_abs",)),
+    Mutation("pretrain_finetune:ft_scale_drop_gamma", f"{P}.bias:ft_scales",
+             "FT scale without the readout re-initialisation gamma^2", "gamma^2 term dropped",
+             "dropped term", _ft_drop_gamma, ("PF.bias.ft",)),
+    Mutation("pretrain_finetune:ft_scale_half", f"{P}.bias:ft_scales",
+             "FT scale with (1 + lambda)/2 in place of (1 + lambda)", "factor 2 in one term",
+             "constant", _ft_half_constant, ("PF.bias.ft",)),
+    Mutation("pretrain_finetune:tilt_sign", f"{P}.bias:tilted_params",
+             "tilted FT potential with the tilt phi of the wrong sign", "sign of phi", "sign",
+             _tilt_sign, ("PF.bias.ft_tilted",)),
+    Mutation("pretrain_finetune:prox_drop_sqrt", f"{P}.replica:prox_deriv",
+             "prox derivative 1/(1 + theta/(C^2 + b^2)): the square root dropped",
+             "exponent 1 for 1/2", "exponent",
+             lambda f: (lambda b, theta, C: 1.0 / (1.0 + theta / (C**2 + b**2))),
+             ("PF.replica.vs_sim_ratio",)),
+    Mutation("pretrain_finetune:replica_drop_alpha", f"{P}.replica:ScalarChannel.solve",
+             "replica error sigma^2 instead of alpha sigma^2", "factor 1/alpha", "dropped term",
+             _solve_error(lambda r: r.tau**2), ("PF.replica.vs_sim_ratio",)),
+    Mutation("pretrain_finetune:replica_error_low_15pct", f"{P}.replica:ScalarChannel.solve",
+             "every replica error prediction 15% low", "-15%", "rescaling",
+             _solve_error(lambda r: 0.85 * r.error), ("PF.replica.vs_sim_ratio",)),
+    Mutation("pretrain_finetune:replica_error_high_20pct", f"{P}.replica:ScalarChannel.solve",
+             "every replica error prediction 20% high", "+20%", "rescaling",
+             _solve_error(lambda r: 1.2 * r.error), ("PF.replica.vs_sim_ratio",)),
+]

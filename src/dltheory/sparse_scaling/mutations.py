@@ -1,0 +1,76 @@
+"""Planted errors for chapter 3 (sparse scaling laws); see ``dltheory.mutations``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..mutations import Mutation
+
+S = "dltheory.sparse_scaling"
+
+
+def _overparam_wrong_sign(overparam_loss):
+    def wrong(T_obs, N, r):
+        N = np.asarray(N, dtype=float)
+        return np.asarray(T_obs) * (N - 1) / (N + np.asarray(r) - 1)
+    return wrong
+
+
+def _floor_without_amplitudes(expected_floor):
+    return lambda spec, Ds: expected_floor(type(spec)(spec.p, spec.p * 0 + 1, spec.alpha1,
+                                                      spec.alpha2), Ds)
+
+
+def _nu(formula):
+    return lambda original: formula
+
+
+ENTRIES = [
+    Mutation("sparse_scaling:heaps_prefactor_high", f"{S}.checks:heaps_constant",
+             "Heaps prefactor 10% high", "+10%", "constant",
+             lambda f: (lambda a1: 1.1 * f(a1)), ("SS.data.heaps.prefactor",)),
+    Mutation("sparse_scaling:alpha_N_plus_10pct", f"{S}.config:Config.alpha_N",
+             "model-limited exponent 1.1 (a1 + a2 + 1)", "+10% exponent", "exponent",
+             lambda f: property(lambda s: 1.1 * (s.alpha1 + s.alpha2 + 1)), ("SS.alpha_N",)),
+    Mutation("sparse_scaling:alpha_D_plus_15pct", f"{S}.config:Config.alpha_D",
+             "data-limited exponent 1.15 (a1 + a2 + 1)/(a1 + 1)", "+15% exponent", "exponent",
+             lambda f: property(lambda s: 1.15 * (s.alpha1 + s.alpha2 + 1) / (s.alpha1 + 1)),
+             ("SS.alpha_D.floor",)),
+    Mutation("sparse_scaling:floor_drops_amplitudes", f"{S}.checks:expected_floor",
+             "loss floor with p_j in place of lambda_j (amplitudes dropped)",
+             "amplitude factor dropped", "dropped term", _floor_without_amplitudes,
+             ("SS.alpha_D.window",)),
+    Mutation("sparse_scaling:loss_de_drops_N", f"{S}.theory:loss_de",
+             "deterministic-equivalent loss divided by N (the factor N dropped)", "factor N",
+             "rescaling", lambda f: (lambda lam, Ns: f(lam, Ns) / np.asarray(Ns, float)),
+             ("SS.alpha_N.vs_DE",)),
+    Mutation("sparse_scaling:overparam_wrong_sign", f"{S}.theory:overparam_loss",
+             "over-parameterised correction (N - 1)/(N + r - 1) instead of its inverse",
+             "sign of the correction", "sign", _overparam_wrong_sign, ("SS.overparam_branch",)),
+    Mutation("sparse_scaling:frontier_swapped", f"{S}.theory:two_term_frontier_exponents",
+             "compute frontier N* exponent b/(2a + b) for b/(a + 2b) (a and b swapped)",
+             "swapped exponents", "regime boundary",
+             lambda f: (lambda a, b: {"N": b / (2 * a + b), "D": a / (a + 2 * b),
+                                      "loss": -a * b / (a + 2 * b)}),
+             ("SS.frontier.sampled",)),
+    Mutation("sparse_scaling:floor_twice_D", f"{S}.checks:expected_floor",
+             "floor E T(D) with (1 - p_j)^(2D) for (1 - p_j)^D", "factor 2 in D", "constant",
+             lambda f: (lambda spec, Ds: f(spec, 2 * np.asarray(Ds, float))),
+             ("SS.alpha_D.floor.prefactor",)),
+    Mutation("sparse_scaling:heaps_exponent_off", f"{S}.theory:expected_observed",
+             "E K(D) evaluated at D^((a1 + 1)/(a1 + 1.2))", "exponent off by 0.2/(a1 + 1.2)",
+             "exponent",
+             lambda f: (lambda spec, Ds: f(spec, np.asarray(Ds, float)
+                                           ** ((spec.alpha1 + 1) / (spec.alpha1 + 1.2)))),
+             ("SS.data.heaps",)),
+    Mutation("sparse_scaling:nu_denominator_off_by_one", f"{S}.data:exponent_nu",
+             "GD failure exponent with denominator -a2 for -a2 - 1", "off by one", "off-by-one",
+             _nu(lambda a1, a2: (a1 + a2 + 1) / (-a2)), ("SS.gd.instability",)),
+    Mutation("sparse_scaling:nu_is_alpha_D", f"{S}.data:exponent_nu",
+             "GD failure exponent taken as the data exponent alpha_D", "another exponent",
+             "regime boundary", _nu(lambda a1, a2: (a1 + a2 + 1) / (a1 + 1)),
+             ("SS.gd.instability",)),
+    Mutation("sparse_scaling:nu_numerator_off_by_one", f"{S}.data:exponent_nu",
+             "GD failure exponent with numerator a1 + a2 + 2", "off by one", "off-by-one",
+             _nu(lambda a1, a2: (a1 + a2 + 2) / (-a2 - 1)), ("SS.gd.instability",)),
+]

@@ -115,3 +115,109 @@ def test_concurrent_writers_never_show_a_partial_ledger(tmp_path):
     assert [p.returncode for p in procs] == [0, 0]
     assert reads > 0 and json.loads(path.read_text())["chapter"] == "alpha"
     assert [p.name for p in res.iterdir()] == ["alpha.smoke.json"]   # no temp files left
+
+
+# ------------------------------------------------------------------ version 3: re-derivation
+def _edit(path, change):
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def _row(summary, chapter="alpha"):
+    return summary.set_index("chapter").loc[chapter]
+
+
+def test_every_kind_round_trips_without_error(tmp_path, monkeypatch):
+    root, res = _repo(tmp_path), tmp_path / "claims"
+    monkeypatch.chdir(root)
+    led = claims.Ledger("alpha", scale="smoke", results_dir=res)
+    led.check("a.hard", "x", 1.05, 1.0, tol=0.1)
+    led.check("a.soft", "x", 3.0, 1.0, rtol=0.2, kind="soft")             # NOT REPRODUCED
+    led.check("a.blind", "x", 1.0, 1.0, rtol=2.0, kind="soft")            # INCONCLUSIVE
+    led.check("a.interval", "x", 1.9, 2.0, lo=1.8, hi=2.2)
+    led.check("a.short", "x", 9.0, 1.0, tol=0.1, rounds=(2, 5))
+    led.check("a.nan", "x", float("nan"), 1.0, tol=0.1, kind="soft", allow_nonfinite=True)
+    led.inconclusive("a.declared", "x", 0.5, kind="hard", note="unpowered here")
+    led.check("a.id", "x", 0.0, 0.0, tol=1e-12, kind="identity")
+    led.check("a.der", "x", 1.001, 1.0, rtol=0.01, kind="derivation")
+    led.write()
+    status, summary, table = _status(res, root)
+    row = _row(summary)
+    assert status["alpha"] == "ran" and row["detail"] == "" and row["invalid"] == 0
+    assert (row["evidence"], row["identities"], row["derivations"]) == (7, 1, 1)
+    assert (row["PASS"], row["NOT REPRODUCED"], row["INCONCLUSIVE"]) == (2, 1, 4)
+    assert row["budget"] == "—"                     # no budget record (yet)
+    assert "error" not in set(table["verdict"])
+    compact = ledgers.compact_summary(summary)
+    assert {"identities", "derivations", "budget"} <= set(compact.columns)
+    assert "derivations" in ledgers.summary_markdown(summary)
+
+
+@pytest.mark.parametrize("tamper, says", [
+    (lambda c: c.update(measured=3.1), "tampered or corrupt: alpha.1 written PASS, "
+                                       "measured 3.1 outside |m - 1| <= 0.1"),
+    (lambda c: c.update(verdict="PASS", measured=3.1, resolution=2.2),
+     "alpha.1 written PASS, measured 3.1 outside"),
+    (lambda c: c.update(resolution=0.01), "alpha.1 written resolution 0.01"),
+    (lambda c: c["check"].update(tol=5.0), "alpha.1 written resolution"),
+    (lambda c: c.update(predicted=7.0), "alpha.1 shows predicted 7.0"),
+    (lambda c: c.update(verdict="MOSTLY PASS"), "alpha.1: unknown verdict 'MOSTLY PASS'"),
+    (lambda c: c.update(kind="medium"), "alpha.1: unknown kind 'medium'"),
+    (lambda c: c.pop("check"), "alpha.1 check not re-derivable"),
+    (lambda c: c["check"].update(tol="wide"), "alpha.1 check not re-derivable"),
+])
+def test_a_verdict_that_does_not_rederive_is_an_error(tmp_path, monkeypatch, tamper, says):
+    root, res = _repo(tmp_path), tmp_path / "claims"
+    path = _write(res, "alpha", root, monkeypatch)
+    _edit(path, lambda d: tamper(d["claims"][0]))
+    status, summary, table = _status(res, root)
+    row = _row(summary)
+    assert status["alpha"] == "error" and says in row["detail"]
+    assert row["invalid"] == 1 and row["PASS"] == 0 and row["identities"] == 1  # not dropped
+    shown = table.set_index("id").loc["alpha.1"]
+    assert shown["verdict"] == "error" and says in shown["note"]
+
+
+def test_older_schema_is_never_silently_passed(tmp_path, monkeypatch):
+    root, res = _repo(tmp_path), tmp_path / "claims"
+    path = _write(res, "alpha", root, monkeypatch)
+    _edit(path, lambda d: d.update(schema=2))
+    status, summary, _ = _status(res, root)     # provenance says: today's sources
+    assert status["alpha"] == "error"
+    assert "schema 2: verdicts not re-derivable" in _row(summary)["detail"]
+    (root / "book" / "01_alpha.py").write_text("# chapter alpha, edited\n")
+    status, summary, _ = _status(res, root)
+    assert status["alpha"] == "stale"
+    assert _row(summary)["detail"].startswith("schema 2: verdicts not re-derivable; chapter")
+    _edit(path, lambda d: d["claims"][0].update(verdict="GOOD ENOUGH"))
+    status, summary, _ = _status(res, root)     # old schema: kinds and verdicts still checked
+    assert status["alpha"] == "error" and _row(summary)["invalid"] == 1
+    _edit(path, lambda d: d.update(schema=9))
+    status, summary, _ = _status(res, root)
+    assert status["alpha"] == "error" and "schema 9 unknown" in _row(summary)["detail"]
+
+
+@pytest.mark.parametrize("budget, shown", [
+    (None, "—"),
+    ({"seconds": None, "spent": 3.0, "complete": True, "rounds": {"a": [5, 5]}}, "—"),
+    ({"seconds": 60.0, "spent": 41.0, "complete": True, "rounds": {"a": [5, 5]}}, "full"),
+    ({"seconds": 60.0, "spent": 60.2, "complete": False,
+      "rounds": {"a": [3, 5], "b": [1, 1]}}, "3/5 rounds"),
+    ({"seconds": 60.0, "spent": 60.2, "complete": False,
+      "rounds": {"a": [3, 5], "b": [1, 4]}}, "1/4 rounds (+1 sweeps short)"),
+])
+def test_budget_column(tmp_path, monkeypatch, budget, shown):
+    root, res = _repo(tmp_path), tmp_path / "claims"
+    path = _write(res, "alpha", root, monkeypatch)
+    _edit(path, lambda d: d.update(budget=budget))
+    status, summary, _ = _status(res, root)
+    assert status["alpha"] == "ran" and _row(summary)["budget"] == shown
+
+
+def test_malformed_budget_is_an_error(tmp_path, monkeypatch):
+    root, res = _repo(tmp_path), tmp_path / "claims"
+    path = _write(res, "alpha", root, monkeypatch)
+    _edit(path, lambda d: d.update(budget={"rounds": "lots"}))
+    status, summary, _ = _status(res, root)
+    assert status["alpha"] == "error" and "budget record malformed" in _row(summary)["detail"]

@@ -11,25 +11,51 @@ a folder of them for the reproduction page and gives each chapter one status:
 ``stale``    the chapter file or the package changed since the ledger was written (or the
              ledger predates provenance records), so its verdicts describe other code;
 ``not run``  no ledger at this scale: never shown as passed;
-``error``    a corrupt, truncated, misnamed, duplicate or unknown ledger (named, never
+``error``    a corrupt, truncated, misnamed, duplicate or unknown ledger, or one whose
+             written verdicts do not follow from its own stored values (named, never
              skipped silently).
+
+Re-derivation: a schema-3 ledger stores each claim's measured value and check parameters,
+so every written verdict and resolution is derived again here with ``claims.judge`` (the
+rule the chapter ran). A claim whose verdict does not follow, or whose kind or verdict is
+unknown, is shown with verdict ``error`` and counted as ``invalid`` (never in the verdict
+counts), and its ledger's status is ``error``, the reason naming the claim. An older
+schema cannot be re-derived: its ledger is ``stale`` (its sources changed since), or
+``error`` if its provenance claims today's sources.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
 from . import runtime
-from .claims import EVIDENCE, VERDICTS, WEAK_RESOLUTION, _claims_frame, _pct, style_table
+from .claims import (
+    EVIDENCE,
+    FAIL,
+    KINDS,
+    SCHEMA,
+    VERDICTS,
+    Check,
+    _as_number,
+    _claims_frame,
+    _fmt,
+    _pct,
+    _show,
+    is_weak,
+    judge,
+    style_table,
+)
 
 REQUIRED = ("chapter", "scale", "claims")
 CLAIM_KEYS = ("id", "statement", "kind", "measured", "verdict", "tolerance")
 STATUSES = ("ran", "failed", "stale", "not run", "error")
 
-__all__ = ["scan", "load_results", "expected_chapters", "staleness", "collect", "show_page",
-           "summary_markdown", "compact_summary", "STATUSES"]
+__all__ = ["scan", "load_results", "expected_chapters", "staleness", "claim_problem",
+           "budget_text", "collect", "show_page", "summary_markdown", "compact_summary",
+           "STATUSES"]
 
 
 def _problem(data) -> str | None:
@@ -43,6 +69,8 @@ def _problem(data) -> str | None:
     for i, c in enumerate(data["claims"]):
         if not isinstance(c, dict) or any(k not in c for k in CLAIM_KEYS):
             return f"claim #{i} lacks one of {list(CLAIM_KEYS)}"
+        if not all(isinstance(c[k], str) for k in ("id", "statement", "tolerance")):
+            return f"claim #{i}: id, statement and tolerance must be text"
     return None
 
 
@@ -128,14 +156,117 @@ def staleness(ledger: dict, root: str | Path | None = None) -> str | None:
     return "; ".join(reasons) or None
 
 
+def claim_problem(claim: dict, rederive: bool = True) -> str | None:
+    """Why ``claim`` (one JSON claim) cannot be shown as written, or ``None``.
+
+    An unknown kind or verdict is always a problem; with ``rederive`` (schema 3) the
+    verdict and resolution must also be what ``claims.judge`` derives from the stored
+    measured value and check parameters, and the shown prediction the one checked.
+    """
+    cid, kind, written = claim.get("id", "?"), claim["kind"], claim["verdict"]
+    if kind not in KINDS:
+        return f"{cid}: unknown kind {kind!r}"
+    if written not in VERDICTS:
+        return f"{cid}: unknown verdict {written!r}"
+    if not rederive:
+        return None
+    try:
+        m = _as_number(claim["measured"], "measured")
+        check = Check.from_dict(claim.get("check"))
+        j = judge(kind, m, check)
+        shown = _as_number(claim.get("predicted"), "predicted")
+    except (TypeError, ValueError) as err:
+        return f"corrupt: {cid} check not re-derivable ({err})"
+    if j.verdict != written:
+        why = (f"measured {_fmt(m)} {'within' if j.within else 'outside'} {j.tolerance}"
+               if j.within is not None and not j.notes
+               else f"re-derived {j.verdict}" + (f" ({'; '.join(j.notes)})" if j.notes else ""))
+        return f"tampered or corrupt: {cid} written {written}, {why}"
+    r = claim.get("resolution")
+    if not ((r is None and j.resolution is None)
+            or (isinstance(r, (int, float)) and j.resolution is not None
+                and math.isclose(r, j.resolution, rel_tol=1e-9))):
+        return (f"tampered or corrupt: {cid} written resolution {r!r}, re-derived "
+                f"{_pct(j.resolution) or None}")
+    if shown != check.predicted:
+        return f"tampered or corrupt: {cid} shows predicted {shown}, checked {check.predicted}"
+    return None
+
+
+def _schema_problem(ledger: dict, stale: str | None) -> tuple[str, str] | None:
+    """``(status, reason)`` for a ledger this reader cannot re-derive: an older schema is
+    ``stale`` (its sources changed since), or ``error`` if its provenance claims today's
+    sources (which write schema ``SCHEMA``); an unknown schema is an ``error``."""
+    schema = ledger.get("schema")
+    if schema == SCHEMA:
+        return None
+    if schema is None or (isinstance(schema, int) and not isinstance(schema, bool)
+                          and schema < SCHEMA):
+        old = f"{'no schema' if schema is None else f'schema {schema}'}: verdicts not " \
+              f"re-derivable"
+        if stale:
+            return "stale", f"{old}; {stale}"
+        return "error", f"{old}, yet its provenance matches today's sources (schema {SCHEMA})"
+    return "error", f"schema {schema!r} unknown to this reader (schema {SCHEMA})"
+
+
+def budget_text(budget) -> str | None:
+    """What the reproduction page says about a run's budget: ``—`` (no budget set or no
+    record), ``full``, or the shortest sweep as ``3/5 rounds`` (``+k`` other sweeps short);
+    ``None`` for a malformed record."""
+    if budget is None:
+        return "—"
+    if not isinstance(budget, dict) or not isinstance(budget.get("complete"), bool):
+        return None
+    rounds = budget.get("rounds") or {}
+    try:
+        short = sorted((d / p, d, p) for d, p in rounds.values() if d < p)
+    except (TypeError, ValueError, ZeroDivisionError, AttributeError):
+        return None
+    if short:
+        _, d, p = short[0]
+        return f"{d}/{p} rounds" + (f" (+{len(short) - 1} sweeps short)" if len(short) > 1
+                                    else "")
+    if not budget["complete"]:
+        return "partial"
+    return "—" if budget.get("seconds") is None else "full"
+
+
+def _judged(ledger: dict, stale: str | None) -> tuple[list[dict], list[str], str | None]:
+    """The ledger's claims as shown (a claim with a problem shows verdict ``error``, its
+    reason in the note), the problems, and the status they impose (or ``None``)."""
+    schema = _schema_problem(ledger, stale)
+    rows, problems = [], []
+    for c in ledger["claims"]:
+        why = claim_problem(c, rederive=schema is None)
+        if why:
+            problems.append(why)
+            c = {**c, "verdict": "error", "resolution": None,
+                 "note": "; ".join(x for x in (why, _show(c.get("note"))) if x)}
+        rows.append(c)
+    if budget_text(ledger.get("budget")) is None:
+        problems.append(f"budget record malformed: {ledger.get('budget')!r}"[:200])
+    status = "error" if problems else schema[0] if schema else None
+    if schema:
+        problems.insert(0, schema[1])
+    return rows, problems, status
+
+
+def _named(problems: list[str]) -> str:
+    return "; ".join(problems[:2]) + (f" (+{len(problems) - 2} more)" if len(problems) > 2
+                                      else "")
+
+
 def collect(results: list[dict], chapters: list[str], scale: str, *,
             errors: list[dict] | None = None, root: str | Path | None = None):
     """One table of every claim of every chapter at ``scale``.
 
     Returns ``(summary, claims)``: ``summary`` has a row per chapter with its status (see
-    the module docstring), evidence and identity counts, the median resolution of its
-    evidence, and the reason for a stale or error status; ``claims`` a row per claim.
-    Ledgers of chapters not in ``chapters`` are reported as errors (unknown chapter).
+    the module docstring), evidence verdict counts, ``invalid`` (claims with an unknown
+    kind or verdict, or whose written verdict does not re-derive: counted here, never in
+    the verdict columns), identity and derivation counts, the median resolution of its
+    evidence, the budget, and the reason for a stale or error status; ``claims`` a row
+    per claim. Ledgers of chapters not in ``chapters`` are reported as errors.
     """
     import numpy as np
     import pandas as pd
@@ -157,30 +288,36 @@ def collect(results: list[dict], chapters: list[str], scale: str, *,
     for name in chapters:
         r = by_chapter.get(name)
         row = {"chapter": name, "status": "not run", "evidence": 0,
-               **{v: 0 for v in VERDICTS}, "weak": 0, "identities": 0,
-               "median resolution": "", "wall s": None, "device": "", "detail": ""}
+               **{v: 0 for v in VERDICTS}, "weak": 0, "invalid": 0, "identities": 0,
+               "derivations": 0, "median resolution": "", "budget": "", "wall s": None,
+               "device": "", "detail": ""}
         if r is None:
             if name in err_by_chapter:
                 row.update(status="error", detail=err_by_chapter[name]["error"])
             srows.append(row)
             continue
-        ev = [c for c in r["claims"] if c["kind"] in EVIDENCE]
-        res = [c["resolution"] for c in ev if c.get("resolution") is not None]
         stale = staleness(r, root)
-        failed = any(c["verdict"] == "FAIL" for c in r["claims"])
+        shown, problems, status = _judged(r, stale)
+        valid = [c for c in shown if c["verdict"] != "error"]
+        ev = [c for c in valid if c["kind"] in EVIDENCE]
+        res = [c["resolution"] for c in ev if c.get("resolution") is not None]
+        failed = any(c["verdict"] == FAIL for c in valid)
         row.update(
-            status="stale" if stale else ("failed" if failed else "ran"),
+            status=status or ("stale" if stale else "failed" if failed else "ran"),
             evidence=len(ev), **{v: sum(c["verdict"] == v for c in ev) for v in VERDICTS},
-            weak=sum(x > WEAK_RESOLUTION for x in res),
-            identities=sum(c["kind"] == "identity" for c in r["claims"]),
+            weak=sum(is_weak(c["kind"], c["verdict"], c.get("resolution")) for c in ev),
+            invalid=len(shown) - len(valid),
+            identities=sum(c["kind"] == "identity" for c in valid),
+            derivations=sum(c["kind"] == "derivation" for c in valid),
+            budget=budget_text(r.get("budget")) or "invalid",
             **{"median resolution": _pct(float(np.median(res))) if res else "",
                "wall s": round(r["wall_s"], 1) if r.get("wall_s") is not None else None,
                "device": r.get("device", ""),
-               "detail": stale or ""})
+               "detail": _named(problems) if problems else stale or ""})
         if name in err_by_chapter:   # e.g. a duplicate beside this ledger: ambiguous
             row.update(status="error", detail=err_by_chapter[name]["error"])
         srows.append(row)
-        frames.append(_claims_frame(r["claims"], extra={"chapter": name}))
+        frames.append(_claims_frame(shown, extra={"chapter": name}))
     for e in errors:
         if e["chapter"] not in chapters:
             srows.append({"chapter": e["chapter"] or e["file"], "status": "error",
@@ -192,11 +329,13 @@ def collect(results: list[dict], chapters: list[str], scale: str, *,
 
 def compact_summary(summary):
     """The summary for display: verdict counts in one column, no device column."""
+
     def verdicts(r):
         parts = [f"{int(r[v])} {v}" for v in VERDICTS if r.get(v) == r.get(v) and r.get(v)]
-        weak = r.get("weak")
-        if weak == weak and weak:
-            parts.append(f"({int(weak)} weak)")
+        for key, text in (("weak", "({} weak)"), ("invalid", "{} invalid")):
+            n = r.get(key)
+            if n == n and n:
+                parts.append(text.format(int(n)))
         return ", ".join(parts)
 
     out = summary.copy()
@@ -205,14 +344,15 @@ def compact_summary(summary):
         out["wall s"] = [f"{x:.0f}" if x == x and x is not None else "" for x in out["wall s"]]
     out = out.rename(columns={"evidence verdicts": "evidence", "evidence": "n evidence",
                               "median resolution": "median res."})
-    keep = ["chapter", "status", "evidence", "identities", "median res.", "wall s", "detail"]
+    keep = ["chapter", "status", "evidence", "identities", "derivations", "median res.",
+            "budget", "wall s", "detail"]
     return out[[c for c in keep if c in out.columns]]
 
 
 def summary_markdown(summary) -> str:
     """The per-chapter summary as a Markdown table (for README.md)."""
     cols = ["chapter", "status", "evidence", "PASS", "FAIL", "NOT REPRODUCED", "INCONCLUSIVE",
-            "weak", "identities", "median resolution"]
+            "weak", "invalid", "identities", "derivations", "median resolution", "budget"]
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, r in summary.iterrows():
         cells = ["" if (v := r.get(c)) is None or v != v else str(v) for c in cols]

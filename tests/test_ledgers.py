@@ -221,3 +221,18 @@ def test_malformed_budget_is_an_error(tmp_path, monkeypatch):
     _edit(path, lambda d: d.update(budget={"rounds": "lots"}))
     status, summary, _ = _status(res, root)
     assert status["alpha"] == "error" and "budget record malformed" in _row(summary)["detail"]
+
+
+def test_budget_record_travels_from_the_run_to_the_page(tmp_path, monkeypatch):
+    from dltheory import budget
+
+    root, res = _repo(tmp_path), tmp_path / "claims"
+    budget.start(60.0)
+    try:
+        budget.note_rounds("sweep", 3, 5)
+        path = _write(res, "alpha", root, monkeypatch)
+    finally:
+        budget.start(None)          # the budget is process-wide: leave none behind
+    assert json.loads(path.read_text())["budget"]["rounds"] == {"sweep": [3, 5]}
+    status, summary, _ = _status(res, root)
+    assert status["alpha"] == "ran" and _row(summary)["budget"] == "3/5 rounds"

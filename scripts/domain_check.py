@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-SUBPACKAGES = {"01": "conservation", "02": "pretrain_finetune", "03": "sparse_scaling",
+SUBPACKAGES = {"00": "gradient_flow", "01": "conservation", "02": "pretrain_finetune", "03": "sparse_scaling",
                "04": "depth_expansion"}
 
 
@@ -41,6 +41,8 @@ def notebook(chapter: str) -> Path:
 def config_module(chapter: str):
     if chapter not in SUBPACKAGES:
         raise ValueError(f"chapter must be one of {sorted(SUBPACKAGES)}, got {chapter!r}")
+    if chapter == "00":   # the prologue is one module
+        return importlib.import_module("dltheory.gradient_flow")
     return importlib.import_module(f"dltheory.{SUBPACKAGES[chapter]}.config")
 
 

@@ -12,13 +12,13 @@ prints one line saying so and returns the offline stand-in; the returned object'
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .runtime import as_generator
+from . import validation
+from .validation import as_generator
 
 ENV_DATA = "DLTHEORY_DATA_DIR"
 
@@ -145,8 +145,8 @@ def text_tokens(*, level: str = "chars", max_chars: int | None = None,
 # --------------------------------------------------------------------------- real data
 def data_dir() -> Path:
     """``$DLTHEORY_DATA_DIR`` or ``~/.cache/dltheory``."""
-    env = os.environ.get(ENV_DATA)
-    return Path(env) if env else Path.home() / ".cache" / "dltheory"
+    env = validation.env(ENV_DATA)
+    return env if env is not None else Path.home() / ".cache" / "dltheory"
 
 
 def _fallback(message: str) -> None:

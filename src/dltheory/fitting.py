@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from .runtime import as_generator
+from .validation import as_generator
 
 
 @dataclass(frozen=True)

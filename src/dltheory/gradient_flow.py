@@ -25,13 +25,14 @@ here touches global state.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
 from . import runtime
-from .runtime import as_generator
+from .chapter_config import ChapterConfig, Knob
+from .validation import as_generator
 
 
 @dataclass(frozen=True)
@@ -247,8 +248,14 @@ _PRESETS = {
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(ChapterConfig):
     """Every size, seed count, step and tolerance of the prologue.
+
+    Knobs (declared domain): ``K_FIXED`` in [2, 100], the steps after which the drift is
+    read against tau; ``TAU_K`` in [1e-4, 1e-2], the step of the drift-vs-k curve. The fit
+    windows follow them into the regime the frozen-gradient prediction needs, ``tau k <=
+    regime_tk`` (0.1): taus from ``regime_tk / (10 K_FIXED)`` to ``regime_tk / K_FIXED``, and
+    the k-exponent window up to ``k_early = regime_tk / TAU_K`` (at most ``k_max``).
 
     dtype is float64 throughout: the identity (P.1) is checked to ``tol_identity`` and the
     drift at ``tau = 1e-3`` is of order 1e-6, below float32's resolution of ``h``.
@@ -261,6 +268,12 @@ class Config:
     ([1.8, 2.2], [0.7, 1.2], [0.8, 1.2]) and were chosen knowing that edition's results.
     """
 
+    KNOBS = {"K_FIXED": Knob("k_fixed", 2, 100, integer=True, log=True),
+             "TAU_K": Knob("tau_k", 1e-4, 1e-2, log=True)}
+    CI_SETTINGS = [{"K_FIXED": 3, "TAU_K": 1e-2, "SEED": 5},
+                   {"K_FIXED": 60, "TAU_K": 2e-4, "SEED": 17}]
+    PRESETS = _PRESETS
+
     scale: str = "standard"
     seed: int = 0
     n: int = 20                   # diagonal network: samples, width, teacher sparsity
@@ -271,12 +284,11 @@ class Config:
     init_noise: float = 0.1
     tau_id: float = 0.05          # the exact one-step identity (P.1)
     steps_id: int = 200
-    n_tau: int = 12               # drift vs tau at fixed k (tau k <= 0.1)
-    tau_range: tuple[float, float] = (1e-3, 1e-2)
+    n_tau: int = 12               # drift vs tau at fixed k (tau k <= regime_tk)
     k_fixed: int = 10
     tau_k: float = 5e-3           # drift vs k at fixed tau; exponent fitted on k <= k_early
     k_max: int = 2_000
-    k_early: int = 20
+    regime_tk: float = 0.1        # largest tau * k inside the exponent fits
     t_fixed: float = 2.0          # GD -> flow at fixed time t = tau k
     taus_flow: tuple[float, ...] = (0.08, 0.04, 0.02, 0.01, 0.005, 0.0025)
     n_seeds: int = 8
@@ -288,11 +300,15 @@ class Config:
     tol_k_exponent: float = 0.1
     tol_flow_order: float = 0.1
 
-    @classmethod
-    def for_scale(cls, scale: str | None = None, **overrides) -> Config:
-        """The preset for ``scale`` (smoke | standard | paper), with ``overrides``."""
-        s = runtime.scale(scale)
-        return replace(cls(scale=s, **_PRESETS[s]), **overrides)
+    @property
+    def tau_range(self) -> tuple[float, float]:
+        """Step sizes of the drift-vs-tau fit: tau * k_fixed from regime_tk / 10 to regime_tk."""
+        return (self.regime_tk / (10 * self.k_fixed), self.regime_tk / self.k_fixed)
+
+    @property
+    def k_early(self) -> int:
+        """Last k of the drift-vs-k fit: tau_k * k <= regime_tk, at most k_max."""
+        return int(min(self.k_max, self.regime_tk / self.tau_k + 1e-9))
 
     @property
     def taus(self) -> np.ndarray:
@@ -311,6 +327,11 @@ class Config:
 
 
 # --------------------------------------------------------------------------- sweeps
+DOMAIN = Config.domain()
+CI_SETTINGS = Config.CI_SETTINGS
+sample_setting = Config.sample_setting
+
+
 def drift_task(cfg: Config, task: dict):
     """One block of starts (seeds ``seed + 100 + s``): the drift after ``k_fixed`` steps
     for every tau, and the drift curve at ``tau_k`` for k = 1..k_max, all runs batched.

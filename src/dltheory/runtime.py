@@ -22,6 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from . import validation
+from .validation import as_generator  # noqa: F401  (one definition, re-exported)
+
 SCALES = ("smoke", "standard", "paper")
 ENV_SCALE = "DLTHEORY_SCALE"
 ENV_RESULTS = "DLTHEORY_RESULTS_DIR"
@@ -40,10 +43,7 @@ def scale(value: str | None = None) -> str:
     Raises ``ValueError`` naming the valid scales for anything else.
     """
     if value is None:
-        env = os.environ.get(ENV_SCALE)
-        if env is not None and not env.strip():
-            raise ValueError(f"${ENV_SCALE} is set but empty; unset it or choose one of: "
-                             f"{', '.join(SCALES)}")
+        env = validation.env(ENV_SCALE)
         value = env if env is not None else ("smoke" if os.environ.get("CI") else "standard")
     value = str(value).strip().lower()
     if value not in SCALES:
@@ -96,16 +96,6 @@ def get_device(requested: str | None = None):
 
 
 # --------------------------------------------------------------------------- seeding
-def as_generator(seed: int | np.random.Generator) -> np.random.Generator:
-    """Normalise ``seed`` (int or Generator) to a numpy Generator. No ``None``: every
-    stochastic call site names its seed."""
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        return np.random.default_rng(int(seed))
-    raise TypeError(f"seed must be an int or numpy Generator, got {type(seed).__name__}")
-
-
 def torch_generator(seed: int, device=None):
     """A seeded ``torch.Generator`` on ``device`` (default cpu)."""
     import torch
@@ -136,7 +126,7 @@ def interactive() -> bool:
     would render as dead markup."""
     if not in_notebook():
         return False
-    if os.environ.get(ENV_STATIC, "") not in ("", "0") or os.environ.get("CI"):
+    if validation.env(ENV_STATIC, False) or os.environ.get("CI"):
         return False
     return True
 
@@ -158,14 +148,14 @@ def repo_root() -> Path:
 
 def results_dir() -> Path:
     """Where claim ledgers go: ``$DLTHEORY_RESULTS_DIR`` or ``<repo>/_build/claims``."""
-    env = os.environ.get(ENV_RESULTS)
-    return Path(env) if env else repo_root() / "_build" / "claims"
+    env = validation.env(ENV_RESULTS)
+    return env if env is not None else repo_root() / "_build" / "claims"
 
 
 def figures_dir() -> Path:
     """Where scripts save figures: ``$DLTHEORY_FIG_DIR`` or ``<repo>/_build/figures``."""
-    env = os.environ.get(ENV_FIGURES)
-    return Path(env) if env else repo_root() / "_build" / "figures"
+    env = validation.env(ENV_FIGURES)
+    return env if env is not None else repo_root() / "_build" / "figures"
 
 
 def versions() -> dict[str, str]:
@@ -233,6 +223,7 @@ def setup(
     dtype: str = "float64",
     tf32: bool = False,
     quiet: bool = False,
+    config: Any = None,
 ) -> Runtime:
     """Configure the process for a chapter and print one banner line (on CUDA it names the
     device and its memory).
@@ -244,13 +235,21 @@ def setup(
       experiments that tolerate it name ``torch.float32`` in their Config and task code,
       since consumer GPUs run float64 at a small fraction of float32 speed;
     - tf32: allow TF32 matmuls on CUDA (off by default, so float32 matmuls are not
-      silently downgraded; a chapter turns it on only where its tolerances allow).
+      silently downgraded; a chapter turns it on only where its tolerances allow);
+    - config: the chapter's Config; its ``budget`` (seconds, from ``$DLTHEORY_BUDGET`` by
+      default) and ``BUDGET_WEIGHTS`` start the chapter's time budget (``dltheory.budget``).
+
+    Every ``DLTHEORY_*`` environment variable is checked first
+    (``validation.check_environment``), so a bad value stops the chapter here, naming the
+    variable and what is allowed; ``$DLTHEORY_MUTATION`` (calibration runs only) plants its
+    error for the rest of the process.
     """
     import torch
 
+    validation.check_environment()
     s = scale(scale_name)
-    if threads is None and os.environ.get(ENV_THREADS):
-        threads = int(os.environ[ENV_THREADS])
+    if threads is None:
+        threads = validation.env(ENV_THREADS)
     n = threads if threads is not None else default_threads(s)
     set_threads(n)
     dev = get_device(device)
@@ -262,11 +261,26 @@ def setup(
         torch.backends.cudnn.allow_tf32 = bool(tf32)
     rt = Runtime(scale=s, device=dev, threads=n, dtype=dtype, versions=versions(),
                  tf32=bool(tf32) and dev.type == "cuda")
+    _start_chapter(config, quiet)
     if not quiet:
         print(rt.banner())
         if dev.type == "cpu" and in_colab():
             print(f"No GPU in this runtime. {COLAB_HINT}.")
     return rt
+
+
+def _start_chapter(config: Any, quiet: bool) -> None:
+    """Start the chapter's budget (when a Config is given) and plant the error named by
+    ``$DLTHEORY_MUTATION`` (calibration runs)."""
+    if config is not None:
+        from . import budget
+
+        budget.start(getattr(config, "budget", None),
+                     dict(getattr(config, "BUDGET_WEIGHTS", {}) or {}))
+    if validation.env("DLTHEORY_MUTATION") is not None:
+        from . import mutations
+
+        mutations.activate_from_env()
 
 
 # --------------------------------------------------------------------------- display
@@ -348,10 +362,10 @@ def progress_enabled() -> bool:
     """Progress bars: ``$DLTHEORY_PROGRESS`` decides when set (``1`` on, ``0`` off);
     otherwise on in a script on a terminal and in a live Jupyter/Colab kernel, off in the
     built book, in nbmake and in CI (``$DLTHEORY_STATIC`` or ``$CI``: clean pages and logs)."""
-    env = os.environ.get(ENV_PROGRESS)
+    env = validation.env(ENV_PROGRESS)
     if env is not None:
-        return env.strip().lower() not in ("0", "", "false", "off", "no")
-    if os.environ.get("CI") or os.environ.get(ENV_STATIC, "") not in ("", "0"):
+        return env
+    if os.environ.get("CI") or validation.env(ENV_STATIC, False):
         return False
     if in_notebook():
         return interactive()

@@ -11,35 +11,52 @@ default setting (3 seeds, 2 blocks, float64); each comment gives that spread.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 
-import numpy as np
-
-from .. import runtime
-
-#: headline knobs (parameters-cell names) -> closed integer range. Joint constraints:
-#: HEAD_DIM even (RoPE rotates pairs), HEAD_DIM and VALUE_DIM <= D_MODEL (a head map
-#: wider than the model is rank-deficient and the stated counts assume full rank),
-#: TOPK <= EXPERTS, EXPERTS <= D_MODEL + 1 (a bias-free linear router reaches every expert
-#: only when its rows are in general position, i.e. all vertices of their convex hull).
-#: Upper ends keep the largest Jacobian (D ~ 500 for attention) inside the smoke budget.
-DOMAIN = {
-    "D_MODEL": (2, 8),
-    "HIDDEN": (1, 8),
-    "HEADS": (1, 4),
-    "HEAD_DIM": (2, 4),
-    "VALUE_DIM": (1, 4),
-    "EXPERTS": (2, 6),
-    "TOPK": (1, 6),
-}
-KNOB_FIELDS = {"D_MODEL": "d", "HIDDEN": "m", "HEADS": "H", "HEAD_DIM": "dk",
-               "VALUE_DIM": "dv", "EXPERTS": "E", "TOPK": "k"}
+from ..chapter_config import ChapterConfig, Knob, per_scale
 
 
 @dataclass(frozen=True)
-class Config:
-    scale: str = "smoke"
-    seed: int = 0
+class Config(ChapterConfig):
+    """Sizes, steps, windows and tolerances; the knobs are the block dimensions.
+
+    Joint constraints: HEAD_DIM even (RoPE rotates pairs), HEAD_DIM and VALUE_DIM <= D_MODEL
+    (a head map wider than the model is rank-deficient and the stated counts assume full
+    rank), TOPK <= EXPERTS, EXPERTS <= D_MODEL + 1 (a bias-free linear router reaches every
+    expert only when its rows are in general position, i.e. all vertices of their convex
+    hull). Upper ends keep the largest Jacobian (D ~ 500 for attention) inside the smoke
+    budget.
+    """
+
+    KNOBS = {
+        "D_MODEL": Knob("d", 2, 8, integer=True),
+        "HIDDEN": Knob("m", 1, 8, integer=True),
+        "HEADS": Knob("H", 1, 4, integer=True),
+        "HEAD_DIM": Knob("dk", 2, 4, integer=True),
+        "VALUE_DIM": Knob("dv", 1, 4, integer=True),
+        "EXPERTS": Knob("E", 2, 6, integer=True),
+        "TOPK": Knob("k", 1, 6, integer=True),
+    }
+    #: off-default settings spread over the domain, run at smoke in CI
+    CI_SETTINGS = [
+        dict(D_MODEL=2, HIDDEN=7, HEADS=4, HEAD_DIM=2, VALUE_DIM=1, EXPERTS=3, TOPK=1),
+        dict(D_MODEL=7, HIDDEN=1, HEADS=1, HEAD_DIM=4, VALUE_DIM=4, EXPERTS=6, TOPK=4),
+        dict(D_MODEL=5, HIDDEN=5, HEADS=3, HEAD_DIM=4, VALUE_DIM=3, EXPERTS=2, TOPK=2),
+    ]
+    PRESETS = per_scale(
+        disc_seeds=(1, 3, 5),
+        lm_seeds=(1, 3, 3),
+        lm_windows=((0.32, 3.2, 32.0), (0.1, 0.32, 1.0, 3.2, 10.0, 32.0),
+                    (0.1, 0.32, 1.0, 3.2, 10.0, 32.0)),
+        lm_long_steps=(60, 300, 2_000),
+        lm_dim=(dict(d=32, H=4, dk=8, dv=8, E=4, m=32, T=32, B=32),
+                dict(d=32, H=4, dk=8, dv=8, E=4, m=32, T=32, B=64),
+                dict(d=128, H=8, dk=16, dv=16, E=8, m=128, T=64, B=256, L=4)),
+        vit_n=(128, 512, 1_347),
+        vit_seeds=(1, 3, 3),
+        big_factor=(1, 2, 4),
+    )
+
     # ---- headline knobs: block dimensions (model width d, hidden units m, heads H, head
     # dims dk / dv, experts E, routing top-k)
     d: int = 4
@@ -111,11 +128,7 @@ class Config:
     vit_seeds: int = 1
     device: str = "cpu"
 
-    def __post_init__(self):
-        for name, (lo, hi) in DOMAIN.items():
-            v = getattr(self, KNOB_FIELDS[name])
-            if int(v) != v or not lo <= v <= hi:
-                raise ValueError(f"{name}={v!r} is outside its domain: an integer in [{lo}, {hi}]")
+    def validate(self) -> None:
         if self.dk % 2:
             raise ValueError(f"HEAD_DIM={self.dk} must be even (RoPE rotates pairs of "
                              f"coordinates); domain {DOMAIN['HEAD_DIM']}")
@@ -127,47 +140,8 @@ class Config:
         if self.E > self.d + 1:
             raise ValueError(f"EXPERTS={self.E} must be <= D_MODEL + 1 = {self.d + 1} (every "
                              "expert reachable by a bias-free linear router)")
-        if self.scale not in ("smoke", "standard", "paper"):
-            raise ValueError(f"scale must be smoke, standard or paper, got {self.scale!r}")
-        if int(self.seed) != self.seed or self.seed < 0:
-            raise ValueError(f"SEED={self.seed!r} must be a non-negative integer")
-
-    # ------------------------------------------------------------------ presets
-    @classmethod
-    def for_scale(cls, scale: str, **overrides) -> Config:
-        """The preset of ``scale`` with ``overrides`` (field names or knob names)."""
-        scale = runtime.scale(scale)
-        by = lambda a, b, c: runtime.by_scale(scale, a, b, c)  # noqa: E731
-        base = dict(
-            scale=scale,
-            disc_seeds=by(1, 3, 5),
-            lm_seeds=by(1, 3, 3),
-            lm_windows=by((0.32, 3.2, 32.0), (0.1, 0.32, 1.0, 3.2, 10.0, 32.0),
-                          (0.1, 0.32, 1.0, 3.2, 10.0, 32.0)),
-            lm_long_steps=by(60, 300, 2_000),
-            lm_dim=by(dict(d=32, H=4, dk=8, dv=8, E=4, m=32, T=32, B=32),
-                      dict(d=32, H=4, dk=8, dv=8, E=4, m=32, T=32, B=64),
-                      dict(d=128, H=8, dk=16, dv=16, E=8, m=128, T=64, B=256, L=4)),
-            vit_n=by(128, 512, 1_347),
-            vit_seeds=by(1, 3, 3),
-            big_factor=by(1, 2, 4),
-        )
-        for key, v in overrides.items():
-            base[KNOB_FIELDS.get(key, key)] = v
-        names = {f.name for f in fields(cls)}
-        unknown = set(base) - names
-        if unknown:
-            raise ValueError(f"unknown Config fields {sorted(unknown)}")
-        return cls(**base)
-
-    def with_(self, **kw) -> Config:
-        return replace(self, **kw)
 
     # ------------------------------------------------------------------ derived sizes
-    @property
-    def knobs(self) -> dict:
-        return {name: getattr(self, f) for name, f in KNOB_FIELDS.items()}
-
     @property
     def rope_dk(self) -> int:
         """Head dim of the RoPE pairing control: at least 4 (with 2 both pairings coincide)."""
@@ -186,21 +160,6 @@ class Config:
         return min(self.E, max(2, self.k))
 
 
-def sample_setting(rng: np.random.Generator) -> dict:
-    """A random valid setting of the knobs (keys = parameters-cell names)."""
-    while True:
-        s = {name: int(rng.integers(lo, hi + 1)) for name, (lo, hi) in DOMAIN.items()}
-        s["HEAD_DIM"] -= s["HEAD_DIM"] % 2
-        try:
-            Config(**{KNOB_FIELDS[k]: v for k, v in s.items()})
-        except ValueError:
-            continue
-        return s
-
-
-#: off-default settings spread over the domain, run at smoke in CI
-CI_SETTINGS = [
-    dict(D_MODEL=2, HIDDEN=7, HEADS=4, HEAD_DIM=2, VALUE_DIM=1, EXPERTS=3, TOPK=1),
-    dict(D_MODEL=7, HIDDEN=1, HEADS=1, HEAD_DIM=4, VALUE_DIM=4, EXPERTS=6, TOPK=4),
-    dict(D_MODEL=5, HIDDEN=5, HEADS=3, HEAD_DIM=4, VALUE_DIM=3, EXPERTS=2, TOPK=2),
-]
+DOMAIN = Config.domain()
+CI_SETTINGS = Config.CI_SETTINGS
+sample_setting = Config.sample_setting

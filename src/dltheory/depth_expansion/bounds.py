@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import _check
+from .. import validation
 
 
 @dataclass(frozen=True)
@@ -134,9 +134,9 @@ def route_b(old: Risks, f_S: Risks, new: Risks) -> RouteB:
 def hoeffding_failure(K: int, delta_R: float, B: float) -> float:
     """2 exp(-K Delta_R^2 / (8 B^2)): probability that Route A's test transfer fails
     (capped at 1; equal to 1 when Delta_R <= 0)."""
-    K = _check.integer("K", K, lo=1)
-    B = _check.real("B", B, lo=0, lo_open=True)
-    delta_R = _check.real("delta_R", delta_R, lo=-B, hi=B)
+    K = validation.integer("K", K, lo=1)
+    B = validation.real("B", B, lo=0, lo_open=True)
+    delta_R = validation.real("delta_R", delta_R, lo=-B, hi=B)
     if delta_R <= 0:
         return 1.0
     return min(1.0, 2.0 * math.exp(-K * delta_R**2 / (8.0 * B**2)))
@@ -144,9 +144,9 @@ def hoeffding_failure(K: int, delta_R: float, B: float) -> float:
 
 def hoeffding_K(delta_R: float, B: float, delta: float = 0.05) -> float:
     """Test-set size for failure probability ``delta``: K = 8 B^2 log(2/delta) / Delta_R^2."""
-    B = _check.real("B", B, lo=0, lo_open=True)
-    delta = _check.real("delta", delta, lo=0, hi=1, lo_open=True, hi_open=True)
-    delta_R = _check.real("delta_R", delta_R, lo=-B, hi=B)
+    B = validation.real("B", B, lo=0, lo_open=True)
+    delta = validation.real("delta", delta, lo=0, hi=1, lo_open=True, hi_open=True)
+    delta_R = validation.real("delta_R", delta_R, lo=-B, hi=B)
     if delta_R <= 0:
         return math.inf
     return 8.0 * B**2 * math.log(2.0 / delta) / delta_R**2
@@ -164,10 +164,10 @@ def norm_bound_proxy(n, *, a: float, b: float, B_z: float, L_loss: float = 1.0,
     Vacuous at tutorial scale; what matters is the n^{-1/2} decay. ``n`` may be an array."""
     import numpy as np
 
-    n = _check.array("n", n, lo=1)
+    n = validation.array("n", n, lo=1)
     for name, v in (("a", a), ("b", b), ("B_z", B_z), ("L_loss", L_loss), ("L_top", L_top)):
-        _check.real(name, v, lo=0)
-    _check.real("B", B, lo=0, lo_open=True)
-    _check.real("delta", delta, lo=0, hi=1, lo_open=True, hi_open=True)
+        validation.real(name, v, lo=0)
+    validation.real("B", B, lo=0, lo_open=True)
+    validation.real("delta", delta, lo=0, hi=1, lo_open=True, hi_open=True)
     rad = math.sqrt(2) * L_loss * L_top * a * b * B_z * (math.sqrt(4 * math.log(2)) + 1)
     return 2 * rad / np.sqrt(n) + B * np.sqrt(math.log(2 / delta) / (2 * n))

@@ -20,32 +20,50 @@ compares depends on training length: the mechanism claims hold for any trained o
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .. import runtime
-
-# Headline knobs, keyed by the chapter's parameters-cell names: (lo, hi), inclusive.
-DOMAIN = {"WIDTH": (16, 256), "DEPTH": (2, 12), "L_STAR": (1, 11), "SEED": (0, 100_000)}
-_FIELD = {"WIDTH": "width", "DEPTH": "depth", "L_STAR": "l_star", "SEED": "seed"}
-
-
-def _check_knob(name: str, value) -> None:
-    lo, hi = DOMAIN[name]
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer in [{lo}, {hi}], got {value!r}")
-    if not lo <= value <= hi:
-        raise ValueError(f"{name} = {value} is outside its domain [{lo}, {hi}]")
+from .. import validation
+from ..chapter_config import ChapterConfig, Knob
 
 
 @dataclass(frozen=True)
-class Config:
-    scale: str = "smoke"
-    # ---- headline knobs (the declared domain) ------------------------------------------
-    seed: int = 0                 # data pool, old models (seed, seed+1, ...), blocks, nulls
+class Config(ChapterConfig):
+    """Sizes, steps, tolerances and decision rules; knobs WIDTH (log-uniform when drawn),
+    DEPTH and L_STAR (an intermediate layer, 1 <= L_STAR <= DEPTH - 1); SEED seeds the data
+    pool, the old models (SEED, SEED + 1, ...), the blocks and the nulls."""
+
+    KNOBS = {"WIDTH": Knob("width", 16, 256, integer=True, log=True),
+             "DEPTH": Knob("depth", 2, 12, integer=True),
+             "L_STAR": Knob("l_star", 1, 11, integer=True)}
+    # Off-default settings spread over the domain (small and shallow, wide and deep), run in CI.
+    CI_SETTINGS = [
+        {"WIDTH": 16, "DEPTH": 2, "L_STAR": 1, "SEED": 7},
+        {"WIDTH": 200, "DEPTH": 11, "L_STAR": 9, "SEED": 4321},
+        {"WIDTH": 24, "DEPTH": 12, "L_STAR": 2, "SEED": 99},
+    ]
+    PRESETS = {  # smoke: the field defaults below
+        "smoke": {},
+        "standard": dict(
+            n_seeds=3, n_test=4000, n_pop=20_000, n_eta=31, n_perm=200, twin_max_epochs=60,
+            n_curve=4000, align_seeds=3,
+            align_ns=(1000, 4000, 16_000), align_steps=480, grid_widths=(4, 8, 16),
+            grid_depths=(1, 2, 4, 8), grid_seeds=4, grid_target_ce=0.4, grid_epochs=40,
+            obs_widths=(16, 64, 128), obs_seeds=5, obs_target_ce=0.9, obs_max_epochs=60, prog_n=8000, prog_rounds=8,
+            prog_epochs=6, conv_widths=(8, 16, 32), conv_epochs=20, n_train=4000),
+        "paper": dict(
+            n_seeds=5, n_test=10_000, n_pop=50_000, n_eta=41, n_perm=500, n_curve=10_000,
+            align_seeds=5,
+            twin_max_epochs=100, align_ns=(1000, 4000, 16_000, 64_000), align_steps=960,
+            grid_widths=(16, 32, 64), grid_depths=(2, 4, 8, 16), grid_res=16,
+            grid_epochs=100, grid_seeds=4, grid_target_ce=0.3, obs_widths=(16, 64, 256, 512), obs_seeds=5,
+            obs_target_ce=0.9, obs_max_epochs=200, prog_n=16_000, prog_rounds=12,
+            prog_epochs=10, conv_data="cifar10", conv_widths=(16, 32, 64),
+            conv_epochs=30, conv_n_signal=10_000, device="auto"),
+    }
+
     width: int = 64               # post-norm residual MLP of the main demonstration
     depth: int = 4
     l_star: int = 2               # the new block goes before block l_star (1 <= . <= depth-1)
@@ -148,10 +166,7 @@ class Config:
     offdiag_max: float = 0.3
     rms_margin: float = 10.0
 
-    def __post_init__(self):
-        runtime.scale(self.scale)
-        for name, f in _FIELD.items():
-            _check_knob(name, getattr(self, f))
+    def validate(self) -> None:
         if not 1 <= self.l_star <= self.depth - 1:
             raise ValueError(f"L_STAR = {self.l_star} must be an intermediate layer: "
                              f"1 <= L_STAR <= DEPTH - 1 = {self.depth - 1} (DEPTH = {self.depth})")
@@ -160,14 +175,10 @@ class Config:
                      "align_steps", "grid_epochs",
                      "grid_seeds", "grid_res", "grid_batch", "obs_seeds", "obs_max_epochs", "prog_n", "prog_rounds",
                      "prog_epochs", "conv_epochs", "conv_n_signal"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+            validation.integer(name, getattr(self, name), 1)
         for name in ("lr", "grid_lr", "B", "fd_eta", "eta_min", "eta_max", "fd_rtol", "z_min",
                      "null_k", "lip_tol", "trend_k", "offdiag_max", "rms_margin", "power_t"):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
-                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+            validation.real(name, getattr(self, name), 0.0, math.inf, lo_open=True)
         if not self.eta_min < self.eta_max:
             raise ValueError(f"need eta_min < eta_max, got {self.eta_min}, {self.eta_max}")
         if not 0 < self.grid_test_fraction < 1:
@@ -250,51 +261,8 @@ class Config:
             return self.align_steps
         return max(self.align_steps // 4, round(self.align_steps / self.work_factor))
 
-    def replace(self, **kw) -> Config:
-        return dataclasses.replace(self, **kw)
-
-    @classmethod
-    def for_scale(cls, scale: str | None = None, **overrides) -> Config:
-        """The smoke / standard / paper preset, with ``overrides`` (field names) on top."""
-        s = runtime.scale(scale)
-        presets = {
-            "smoke": {},
-            "standard": dict(
-                n_seeds=3, n_test=4000, n_pop=20_000, n_eta=31, n_perm=200, twin_max_epochs=60,
-                n_curve=4000, align_seeds=3,
-                align_ns=(1000, 4000, 16_000), align_steps=480, grid_widths=(4, 8, 16),
-                grid_depths=(1, 2, 4, 8), grid_seeds=4, grid_target_ce=0.4, grid_epochs=40,
-                obs_widths=(16, 64, 128), obs_seeds=5, obs_target_ce=0.9, obs_max_epochs=60, prog_n=8000, prog_rounds=8,
-                prog_epochs=6, conv_widths=(8, 16, 32), conv_epochs=20, n_train=4000),
-            "paper": dict(
-                n_seeds=5, n_test=10_000, n_pop=50_000, n_eta=41, n_perm=500, n_curve=10_000,
-                align_seeds=5,
-                twin_max_epochs=100, align_ns=(1000, 4000, 16_000, 64_000), align_steps=960,
-                grid_widths=(16, 32, 64), grid_depths=(2, 4, 8, 16), grid_res=16,
-                grid_epochs=100, grid_seeds=4, grid_target_ce=0.3, obs_widths=(16, 64, 256, 512), obs_seeds=5,
-                obs_target_ce=0.9, obs_max_epochs=200, prog_n=16_000, prog_rounds=12,
-                prog_epochs=10, conv_data="cifar10", conv_widths=(16, 32, 64),
-                conv_epochs=30, conv_n_signal=10_000, device="auto"),
-        }[s]
-        presets.update(overrides)
-        return cls(scale=s, **presets)
 
 
-def sample_setting(rng: np.random.Generator) -> dict:
-    """A random valid setting of the headline knobs (parameters-cell names): width
-    log-uniform on [16, 256], depth uniform on [2, 12], the insertion point uniform among the
-    intermediate layers, a seed uniform on the seed domain."""
-    lo, hi = DOMAIN["WIDTH"]
-    width = int(round(math.exp(rng.uniform(math.log(lo), math.log(hi)))))
-    depth = int(rng.integers(DOMAIN["DEPTH"][0], DOMAIN["DEPTH"][1] + 1))
-    l_star = int(rng.integers(1, depth))
-    seed = int(rng.integers(DOMAIN["SEED"][0], DOMAIN["SEED"][1] + 1))
-    return {"WIDTH": width, "DEPTH": depth, "L_STAR": l_star, "SEED": seed}
-
-
-# Off-default settings spread over the domain (small and shallow, wide and deep), run in CI.
-CI_SETTINGS: list[dict] = [
-    {"WIDTH": 16, "DEPTH": 2, "L_STAR": 1, "SEED": 7},
-    {"WIDTH": 200, "DEPTH": 11, "L_STAR": 9, "SEED": 4321},
-    {"WIDTH": 24, "DEPTH": 12, "L_STAR": 2, "SEED": 99},
-]
+DOMAIN = Config.domain()
+CI_SETTINGS = Config.CI_SETTINGS
+sample_setting = Config.sample_setting

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from . import _check
+from .. import validation
 
 
 @dataclass(frozen=True)
@@ -71,8 +71,8 @@ def rmsnorm_jacobian_bound(gain: torch.Tensor, r: float, eps: float) -> float:
 
     The Jacobian is J = (sqrt(d)/s) diag(g) (I - z z^T / s^2), s^2 = ||z||^2 + d eps, so
     ||J||_2 <= ||g||_inf sqrt(d) / s = ||g||_inf / sqrt(RMS(z)^2 + eps)."""
-    r = _check.array("r", r, lo=0)
-    eps = _check.real("eps", eps, lo=0, lo_open=True)
+    r = validation.array("r", r, lo=0)
+    eps = validation.real("eps", eps, lo=0, lo_open=True)
     out = float(gain.detach().abs().max()) / np.sqrt(r**2 + eps)
     return float(out) if out.ndim == 0 else out
 
@@ -99,6 +99,6 @@ def lowrank_offdiag(d: int, r: int) -> float:
     E Sigma_ii^2 = r^2 + 2r and E Sigma_ij^2 = r (i != j), so its off-diagonal share of
     ||Sigma||_F^2 is about (d - 1) / (d - 1 + r + 2). A covariance of rank ~r (e.g. r = 9
     for 10-class cross-entropy gradients) sits near this value without any structure."""
-    d = _check.integer("d", d, lo=1)
-    r = _check.integer("r", r, lo=1)
+    d = validation.integer("d", d, lo=1)
+    r = validation.integer("r", r, lo=1)
     return (d - 1) / (d - 1 + r + 2)

@@ -17,7 +17,8 @@ import pandas as pd
 import torch
 from torch.nn import functional as F
 
-from . import _check, bounds, diagnostics
+from .. import validation
+from . import bounds, diagnostics
 from . import signal as sg
 from .data import Pool
 from .models import SplitNet, ZeroInitBlock, insert_block, postnorm_mlp
@@ -32,12 +33,12 @@ def train(model: torch.nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: i
     stops after the first epoch whose mean training loss is <= stop_at (early stopping to a
     matched training loss); ``decay``: the learning rate falls linearly to 0 over the run.
     Returns the mean training loss of each epoch run."""
-    _check.integer("epochs", epochs, lo=0)
-    _check.integer("batch_size", batch_size, lo=1)
-    _check.real("lr", lr, lo=0, lo_open=True)
-    _check.real("wd", wd, lo=0)
+    validation.integer("epochs", epochs, lo=0)
+    validation.integer("batch_size", batch_size, lo=1)
+    validation.real("lr", lr, lo=0, lo_open=True)
+    validation.real("wd", wd, lo=0)
     if stop_at is not None:
-        _check.real("stop_at", stop_at, lo=0)
+        validation.real("stop_at", stop_at, lo=0)
     params = [p for p in (model.parameters() if params is None else params) if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=wd)
     gen = torch.Generator().manual_seed(int(seed))
@@ -124,8 +125,8 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     ``signal.selection_shrink`` of the sample that chose its direction. The slope check
     uses the first ``n_fd`` samples of half A. Without
     ``with_control`` the control is the old model itself (not trained further)."""
-    _check.integer("n_perm", n_perm, lo=2)
-    _check.real("fd_eta", fd_eta, lo=0, lo_open=True)
+    validation.integer("n_perm", n_perm, lo=2)
+    validation.real("fd_eta", fd_eta, lo=0, lo_open=True)
     Xs, ys = pool.train_subset(n)
     half = len(pool.y_pop) // 2
     XA, yA = pool.X_pop[:half], pool.y_pop[:half]

@@ -20,8 +20,8 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from .. import validation
 from ..runtime import as_generator
-from . import _check
 from .models import SplitNet, ZeroInitBlock
 
 B_DEFAULT = 5.0
@@ -30,7 +30,7 @@ B_DEFAULT = 5.0
 def clipped_ce(logits: torch.Tensor, y: torch.Tensor, B: float = B_DEFAULT) -> torch.Tensor:
     """Per-sample ``min(CE(logits, y), B)``: (n, classes), (n,) -> (n,). Bounded in [0, B]
     so Hoeffding and Rademacher bounds apply; its gradient is CE's where CE < B, else 0."""
-    _check.real("B", B, lo=0, lo_open=True)
+    validation.real("B", B, lo=0, lo_open=True)
     return F.cross_entropy(logits, y, reduction="none").clamp(max=B)
 
 
@@ -144,7 +144,7 @@ def permutation_null(sig: Signal, *, n_perm: int = 200, seed: int | np.random.Ge
                      ) -> np.ndarray:
     """||C_perm||_F for ``n_perm`` shuffles of g across samples (breaks the pairing between
     g and phi(z)); MLP/conv kinds. Returns (n_perm,)."""
-    _check.integer("n_perm", n_perm, lo=2)
+    validation.integer("n_perm", n_perm, lo=2)
     rng = as_generator(seed)
     n = sig.g.shape[0]
     out = np.empty(n_perm)
@@ -180,7 +180,7 @@ def slope_fd(model: SplitNet, l: int, block: ZeroInitBlock, X: torch.Tensor, y: 
              v: torch.Tensor, eta: float = 1e-5, B: float = B_DEFAULT) -> float:
     """Central finite difference (R(eta) - R(-eta)) / (2 eta) of the risk along theta = -eta v;
     first-order theory: -<C, v> (= -gamma for v = C/||C||). Use float64."""
-    eta = _check.real("eta", eta, lo=0, lo_open=True)
+    eta = validation.real("eta", eta, lo=0, lo_open=True)
     rp, rm = risk_along(model, l, block, X, y, v, [eta, -eta], B)
     return float((rp - rm) / (2 * eta))
 
@@ -208,7 +208,7 @@ class Jumpboard:
 def jumpboard(model: SplitNet, l: int, block: ZeroInitBlock, X: torch.Tensor, y: torch.Tensor,
               v: torch.Tensor, etas, B: float = B_DEFAULT) -> Jumpboard:
     """Line search of R(-eta v) on (X, y) over the grid ``etas`` (eta = 0 is included)."""
-    etas = np.unique(np.concatenate([[0.0], _check.array("etas", etas, lo=0).ravel()]))
+    etas = np.unique(np.concatenate([[0.0], validation.array("etas", etas, lo=0).ravel()]))
     r = risk_along(model, l, block, X, y, v, etas, B)
     i = int(np.argmin(r))
     return Jumpboard(v, etas, r, float(etas[i]), float(r[0] - r[i]))
@@ -217,11 +217,11 @@ def jumpboard(model: SplitNet, l: int, block: ZeroInitBlock, X: torch.Tensor, y:
 def bootstrap_mean_ci(x, *, n_boot: int = 2000, level: float = 0.95,
                       seed: int | np.random.Generator) -> tuple[float, float, float]:
     """(mean, lo, hi): percentile bootstrap interval for the mean of ``x`` (n,)."""
-    x = _check.array("x", x).ravel()
+    x = validation.array("x", x).ravel()
     if x.size < 2:
         raise ValueError(f"x needs >= 2 values, got {x.size}")
-    _check.integer("n_boot", n_boot, lo=10)
-    level = _check.real("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
+    validation.integer("n_boot", n_boot, lo=10)
+    level = validation.real("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
     rng = as_generator(seed)
     idx = rng.integers(0, x.size, size=(n_boot, x.size))
     means = x[idx].mean(1)

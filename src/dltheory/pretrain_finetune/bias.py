@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg, optimize
 
-from . import _validate as V
+from .. import validation as V
 
 
 def h(x):
@@ -60,7 +60,7 @@ def tilted_params(wp, wm, gamma):
         c̄ = (w₊² + w₋²)/2 + γ²,  β0 = γ(w₊ − w₋),  r = √(c̄² − β0²),  φ = asinh(β0/r)
     """
     wp, wm = V.array("wp", wp), V.array("wm", wm)
-    gamma = V.scalar("gamma", gamma, 0.0, np.inf)
+    gamma = V.real("gamma", gamma, 0.0, np.inf)
     cbar = 0.5 * (wp**2 + wm**2) + gamma**2
     beta0 = gamma * (wp - wm)
     r = np.sqrt((cbar - beta0) * (cbar + beta0))
@@ -94,7 +94,7 @@ def solve_bias(X, y, c, phi=0.0, *, tol: float = 1e-10, max_newton: int = 400) -
     n, d = X.shape
     c = _bcast("c", V.array("c", c, 0.0, np.inf, lo_open=True), d)
     phi = _bcast("phi", V.array("phi", phi), d)
-    V.scalar("tol", tol, 0.0, 1.0, lo_open=True)
+    V.real("tol", tol, 0.0, 1.0, lo_open=True)
     V.integer("max_newton", max_newton, 1)
     ynorm = 1.0 + np.linalg.norm(y)
     t0 = max(1.0, 10 * np.abs(y).max() / np.sqrt(d) / c.min())
@@ -205,7 +205,7 @@ def solve_bias_batched(X, y, c, *, tol: float = 1e-10, max_newton: int = 400, de
         c_np = np.broadcast_to(c_np, (b, d))
     except ValueError:
         raise ValueError(f"c must broadcast to ({b}, {d}), got {c_np.shape}") from None
-    V.scalar("tol", tol, 0.0, 1.0, lo_open=True)
+    V.real("tol", tol, 0.0, 1.0, lo_open=True)
     V.integer("max_newton", max_newton, 1)
     c = torch.as_tensor(np.array(c_np), device=X.device)
     Xt = X.transpose(1, 2)

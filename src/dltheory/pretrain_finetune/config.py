@@ -36,51 +36,53 @@ Tolerances (fixed before the run, from the seed-to-seed spread at the default se
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .. import runtime
-
-# Headline knobs, keyed by the chapter's parameters-cell names: (lo, hi), inclusive.
-DOMAIN = {
-    "SEED": (0, 100_000),
-    "RHO_PT": (0.01, 0.5),
-    "RHO_SH": (0.05, 0.5),
-    "RHO_NEW": (0.01, 0.2),
-    "ALPHA_PT": (0.2, 0.95),
-    "ALPHA_FT": (0.1, 0.6),
-    "C_PT": (1e-4, 10.0),
-    "LAM_IV": (-0.999, -0.5),
-    "GAMMA": (1e-4, 1.0),
-}
-FIELD = {"SEED": "seed", "RHO_PT": "rho_pt", "RHO_SH": "rho_sh", "RHO_NEW": "rho_new",
-         "ALPHA_PT": "alpha_pt", "ALPHA_FT": "alpha_ft", "C_PT": "c_pt", "LAM_IV": "lam_iv",
-         "GAMMA": "gamma"}
-_LOG_KNOBS = ("C_PT", "GAMMA")  # sampled log-uniformly
-
-
-def _check_knob(name: str, value) -> None:
-    lo, hi = DOMAIN[name]
-    if name == "SEED":
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
-            raise ValueError(f"SEED must be an integer in [{lo}, {hi}], got {value!r}")
-        return
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in [{lo:g}, {hi:g}], got {value!r}") from None
-    if not (math.isfinite(v) and lo <= v <= hi):
-        raise ValueError(f"{name} = {value!r} is outside its domain [{lo:g}, {hi:g}]")
+from .. import validation
+from ..chapter_config import ChapterConfig, Knob
 
 
 @dataclass(frozen=True)
-class Config:
-    scale: str = "smoke"
-    # ---- headline knobs (the declared domain) ------------------------------------------
-    seed: int = 0
+class Config(ChapterConfig):
+    """Sizes, grids, tolerances; the knobs and their domain are in the module docstring
+    (C_PT and GAMMA are drawn log-uniformly)."""
+
+    KNOBS = {
+        "RHO_PT": Knob("rho_pt", 0.01, 0.5),
+        "RHO_SH": Knob("rho_sh", 0.05, 0.5),
+        "RHO_NEW": Knob("rho_new", 0.01, 0.2),
+        "ALPHA_PT": Knob("alpha_pt", 0.2, 0.95),
+        "ALPHA_FT": Knob("alpha_ft", 0.1, 0.6),
+        "C_PT": Knob("c_pt", 1e-4, 10.0, log=True),
+        "LAM_IV": Knob("lam_iv", -0.999, -0.5),
+        "GAMMA": Knob("gamma", 1e-4, 1.0, log=True),
+    }
+    #: Off-default settings run in CI, spread across the domain (sparse / dense PT, lazy / rich).
+    CI_SETTINGS = [
+        {"SEED": 3, "RHO_PT": 0.05, "RHO_SH": 0.3, "RHO_NEW": 0.15, "ALPHA_PT": 0.8,
+         "ALPHA_FT": 0.45, "C_PT": 0.3, "LAM_IV": -0.6, "GAMMA": 0.1},
+        {"SEED": 11, "RHO_PT": 0.45, "RHO_SH": 0.45, "RHO_NEW": 0.04, "ALPHA_PT": 0.25,
+         "ALPHA_FT": 0.12, "C_PT": 2e-4, "LAM_IV": -0.99, "GAMMA": 2e-4},
+    ]
+    PRESETS = {  # smoke: the field defaults below
+        "smoke": {},
+    "standard": dict(taus=(0.04, 0.02, 0.01, 0.005), grid=200, d_sim=600, d_sim_max=1500, n_seeds=8,
+                     alphas_sim=(0.15, 0.3, 0.5), n_alpha_theory=16, n_knob_theory=8, d_gd=300,
+                     alphas_ft_imperfect=(0.2, 0.35, 0.5), lams_imperfect=(-0.999, -0.9, -0.5, 0.0, 1.0),
+                     d_imperfect=1000, n_seeds_imperfect=6,
+                     vision_pt_steps=300, vision_seeds=5, vision_n=(10, 30, 100),
+                     modadd_seeds=3),
+    "paper": dict(taus=(0.04, 0.02, 0.01, 0.005), grid=200, d_sim=2000, d_sim_max=6000, n_seeds=10,
+                  alphas_sim=(0.1, 0.2, 0.3, 0.5), n_alpha_theory=40, n_knob_theory=12, d_gd=1000,
+                  alphas_ft_imperfect=(0.2, 0.35, 0.5), lams_imperfect=(-0.999, -0.99, -0.9, -0.5, 0.0, 1.0),
+                  d_imperfect=2000, n_seeds_imperfect=10,
+                  vision_pt_steps=1000, vision_seeds=10, vision_n=(10, 20, 50, 100, 200),
+                  modadd_seeds=5, modadd_steps=(2000, 500)),
+    }
+
     rho_pt: float = 0.2        # PT density
     rho_sh: float = 0.25       # subset task: fraction of PT features the FT teacher reuses
     rho_new: float = 0.05      # new-features task: FT density on coordinates PT did not use
@@ -138,16 +140,11 @@ class Config:
     ratio_width: float = 0.3     # seed spread of the ratio < 0.05; O(tau^2) terms ~ 0.1
     device: str = "cpu"
 
-    def __post_init__(self):
-        runtime.scale(self.scale)
-        for name, f in FIELD.items():
-            _check_knob(name, getattr(self, f))
+    def validate(self) -> None:
         for name in ("d_small", "n_pt_small", "n_ft_small", "grid", "d_sim", "n_seeds", "d_imperfect",
                      "n_seeds_imperfect",
                      "n_alpha_theory", "n_knob_theory", "d_gd", "vision_pt_steps", "vision_seeds", "gd_max_steps"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+            validation.integer(name, getattr(self, name), 1)
         if self.vision_seeds * len(self.vision_n) < 2:
             raise ValueError("vision_seeds * len(vision_n) must be >= 2 (paired intervals)")
         if self.n_seeds < 2 or self.n_seeds_imperfect < 2:
@@ -209,60 +206,7 @@ class Config:
     def seeds(self) -> tuple:
         return tuple(range(1000 * self.seed, 1000 * self.seed + self.n_seeds))
 
-    def replace(self, **kw) -> Config:
-        return dataclasses.replace(self, **kw)
 
-    @classmethod
-    def for_scale(cls, scale: str | None = None, **overrides) -> Config:
-        """The smoke / standard / paper preset, with ``overrides`` (field names) on top."""
-        s = runtime.scale(scale)
-        presets = {
-            "smoke": {},
-            "standard": dict(taus=(0.04, 0.02, 0.01, 0.005), grid=200, d_sim=600, d_sim_max=1500, n_seeds=8,
-                             alphas_sim=(0.15, 0.3, 0.5), n_alpha_theory=16, n_knob_theory=8, d_gd=300,
-                             alphas_ft_imperfect=(0.2, 0.35, 0.5), lams_imperfect=(-0.999, -0.9, -0.5, 0.0, 1.0),
-                             d_imperfect=1000, n_seeds_imperfect=6,
-                             vision_pt_steps=300, vision_seeds=5, vision_n=(10, 30, 100),
-                             modadd_seeds=3),
-            "paper": dict(taus=(0.04, 0.02, 0.01, 0.005), grid=200, d_sim=2000, d_sim_max=6000, n_seeds=10,
-                          alphas_sim=(0.1, 0.2, 0.3, 0.5), n_alpha_theory=40, n_knob_theory=12, d_gd=1000,
-                          alphas_ft_imperfect=(0.2, 0.35, 0.5), lams_imperfect=(-0.999, -0.99, -0.9, -0.5, 0.0, 1.0),
-                          d_imperfect=2000, n_seeds_imperfect=10,
-                          vision_pt_steps=1000, vision_seeds=10, vision_n=(10, 20, 50, 100, 200),
-                          modadd_seeds=5, modadd_steps=(2000, 500)),
-        }
-        return cls(scale=s, **{**presets[s], **overrides})
-
-
-def _valid(setting: dict, scale: str = "smoke") -> bool:
-    try:
-        Config.for_scale(scale, **{FIELD[k]: v for k, v in setting.items()})
-    except ValueError:
-        return False
-    return True
-
-
-def sample_setting(rng: np.random.Generator, scale: str = "smoke") -> dict:
-    """A random valid setting of the headline knobs (parameters-cell names); c and gamma are
-    drawn log-uniformly; draws violating the joint constraint (enough active coordinates in
-    the sparsest task at this scale's cap on D) are redrawn."""
-    while True:
-        out = {}
-        for name, (lo, hi) in DOMAIN.items():
-            if name == "SEED":
-                out[name] = int(rng.integers(lo, hi + 1))
-            elif name in _LOG_KNOBS:
-                out[name] = float(10 ** rng.uniform(np.log10(lo), np.log10(hi)))
-            else:
-                out[name] = float(rng.uniform(lo, hi))
-        if _valid(out, scale):
-            return out
-
-
-#: Off-default settings run in CI, spread across the domain (sparse / dense PT, lazy / rich).
-CI_SETTINGS = [
-    {"SEED": 3, "RHO_PT": 0.05, "RHO_SH": 0.3, "RHO_NEW": 0.15, "ALPHA_PT": 0.8, "ALPHA_FT": 0.45,
-     "C_PT": 0.3, "LAM_IV": -0.6, "GAMMA": 0.1},
-    {"SEED": 11, "RHO_PT": 0.45, "RHO_SH": 0.45, "RHO_NEW": 0.04, "ALPHA_PT": 0.25, "ALPHA_FT": 0.12,
-     "C_PT": 2e-4, "LAM_IV": -0.99, "GAMMA": 2e-4},
-]
+DOMAIN = Config.domain()
+CI_SETTINGS = Config.CI_SETTINGS
+sample_setting = Config.sample_setting

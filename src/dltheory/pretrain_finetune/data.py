@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import validation as V
 from ..runtime import as_generator
-from . import _validate as V
 
 
 @dataclass(frozen=True)
@@ -31,9 +31,9 @@ class Task:
     rho_new: float
 
     def __post_init__(self):
-        V.scalar("rho_pt", self.rho_pt, 0.0, 1.0, lo_open=True)
-        V.scalar("rho_sh", self.rho_sh, 0.0, 1.0)
-        V.scalar("rho_new", self.rho_new, 0.0, 1.0)
+        V.real("rho_pt", self.rho_pt, 0.0, 1.0, lo_open=True)
+        V.real("rho_sh", self.rho_sh, 0.0, 1.0)
+        V.real("rho_new", self.rho_new, 0.0, 1.0)
         if self.rho_ft <= 0:
             raise ValueError("the FT density rho_ft = rho_pt*rho_sh + (1-rho_pt)*rho_new must be > 0; "
                              f"got rho_sh={self.rho_sh}, rho_new={self.rho_new}")

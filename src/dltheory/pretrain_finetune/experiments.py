@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .. import validation as V
 from ..runtime import as_generator
-from . import _validate as V
 from .bias import ft_scales, solve_bias
 from .data import Task, gen_error, rel_error, sample_design, sample_teachers
 from .model import DiagWeights, flow_weights_from_beta, rebalance, train_gd
@@ -80,12 +80,12 @@ def _teachers(task, d, rng):
 
 def _check_run_args(d, alpha_ft, c_pt, lam_pt, gamma, alpha_pt):
     V.integer("d", d, 2)
-    V.scalar("alpha_ft", alpha_ft, 0.0, 1.0, lo_open=True, hi_open=True)
-    V.scalar("c_pt", c_pt, 0.0, np.inf, lo_open=True)
-    V.scalar("lam_pt", lam_pt, -1.0, 1.0)
-    V.scalar("gamma", gamma, 0.0, np.inf)
+    V.real("alpha_ft", alpha_ft, 0.0, 1.0, lo_open=True, hi_open=True)
+    V.real("c_pt", c_pt, 0.0, np.inf, lo_open=True)
+    V.real("lam_pt", lam_pt, -1.0, 1.0)
+    V.real("gamma", gamma, 0.0, np.inf)
     if alpha_pt is not None:
-        V.scalar("alpha_pt", alpha_pt, 0.0, np.inf, lo_open=True)
+        V.real("alpha_pt", alpha_pt, 0.0, np.inf, lo_open=True)
 
 
 def run_gd_ft(run: FTRun, c_pt: float, lam_pt: float, gamma: float, tau: float, *,

@@ -40,7 +40,7 @@ import numpy as np
 from numpy.polynomial.legendre import leggauss
 from scipy import linalg, optimize
 
-from . import _validate as V
+from .. import validation as V
 from .bias import ft_scales
 from .data import Task
 
@@ -183,7 +183,7 @@ class ScalarChannel:
 
     def solve(self, alpha: float, *, tol: float = 1e-10, tau_min: float = 1e-9) -> ReplicaResult:
         """Solve the fixed point (see the module docstring for the root selection)."""
-        alpha = V.scalar("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
+        alpha = V.real("alpha", alpha, 0.0, 1.0, lo_open=True, hi_open=True)
         scale = np.sqrt(self.EB2)
         if scale == 0:
             return ReplicaResult(0.0, 1.0, 0.0, True, 0, True)
@@ -247,7 +247,7 @@ def ft_atoms(task: Task, c_pt: float, lam_pt: float, gamma: float, *, alpha_pt: 
     p, b_pt, b_ft = task.atoms()
     if alpha_pt is None or alpha_pt >= 1:
         return p, b_ft, ft_scales(b_pt, c_pt, lam_pt, gamma), None
-    alpha_pt = V.scalar("alpha_pt", alpha_pt, 0.0, 1.0, lo_open=True)
+    alpha_pt = V.real("alpha_pt", alpha_pt, 0.0, 1.0, lo_open=True)
     pt = _pt_channel(task, c_pt, n_nodes).solve(alpha_pt)
     cats = np.array([1 / np.sqrt(task.rho_pt), 0.0])
     tau = max(pt.tau, 1e-300)
@@ -262,11 +262,11 @@ def ft_atoms(task: Task, c_pt: float, lam_pt: float, gamma: float, *, alpha_pt: 
 
 def _check_knobs(*, c_pt=None, lam_pt=None, gamma=None):
     if c_pt is not None:
-        V.scalar("c_pt", c_pt, 0.0, np.inf, lo_open=True)
+        V.real("c_pt", c_pt, 0.0, np.inf, lo_open=True)
     if lam_pt is not None:
-        V.scalar("lam_pt", lam_pt, -1.0, 1.0)
+        V.real("lam_pt", lam_pt, -1.0, 1.0)
     if gamma is not None:
-        V.scalar("gamma", gamma, 0.0, np.inf)
+        V.real("gamma", gamma, 0.0, np.inf)
 
 
 def replica_error(task: Task, alpha_ft: float, c_pt: float, lam_pt: float, gamma: float, *,
@@ -274,7 +274,7 @@ def replica_error(task: Task, alpha_ft: float, c_pt: float, lam_pt: float, gamma
     """Replica prediction of the FT generalisation error ``‖β̂_FT − β*_FT‖²/D``.
 
     ``n_nodes``: Gauss–Legendre nodes per quadrature panel, used by both stages."""
-    alpha_ft = V.scalar("alpha_ft", alpha_ft, 0.0, 1.0, lo_open=True, hi_open=True)
+    alpha_ft = V.real("alpha_ft", alpha_ft, 0.0, 1.0, lo_open=True, hi_open=True)
     p, B, C, _ = ft_atoms(task, c_pt, lam_pt, gamma, alpha_pt=alpha_pt, n_nodes=n_nodes)
     return ScalarChannel(p, B, C, n_nodes=n_nodes).solve(alpha_ft)
 
@@ -283,6 +283,6 @@ def replica_pt_error(task: Task, alpha_pt: float, c_pt: float, n_nodes: int = 6)
     """Replica prediction of the PT error ``‖β̂_PT − β*_PT‖²/D`` (C ≡ c_PT)."""
     if not isinstance(task, Task):
         raise ValueError(f"task must be a Task, got {type(task).__name__}")
-    alpha_pt = V.scalar("alpha_pt", alpha_pt, 0.0, 1.0, lo_open=True, hi_open=True)
+    alpha_pt = V.real("alpha_pt", alpha_pt, 0.0, 1.0, lo_open=True, hi_open=True)
     _check_knobs(c_pt=c_pt)
     return _pt_channel(task, c_pt, n_nodes).solve(alpha_pt)

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from . import _validate as V
+from .. import validation as V
 from .representations import ensd, participation_ratio
 
 
@@ -50,8 +50,8 @@ def pretrain_mlp(X, y, classes, *, hidden: int = 256, steps: int = 300, lr: floa
     multiplied by ``init_scale`` (the c_PT analogue: the scale of the PT initialisation)."""
     V.integer("hidden", hidden, 1)
     V.integer("steps", steps, 0)
-    V.scalar("lr", lr, 0.0, np.inf, lo_open=True)
-    V.scalar("init_scale", init_scale, 0.0, np.inf, lo_open=True)
+    V.real("lr", lr, 0.0, np.inf, lo_open=True)
+    V.real("init_scale", init_scale, 0.0, np.inf, lo_open=True)
     if len(classes) < 2:
         raise ValueError(f"classes must name at least 2 classes, got {classes!r}")
     g = torch.Generator().manual_seed(seed)
@@ -83,10 +83,10 @@ def finetune_mlp(pt: MLPParams, X_tr, y_tr, X_te, y_te, *, kappa: float, gamma: 
     """Apply (κ, γ), fine-tune both layers by GD on (X_tr, y_tr) (labels 0..K-1, K = number
     of FT classes), return test accuracy and the PR/ENSD of the hidden layer on ``X_te``
     before and after FT."""
-    V.scalar("kappa", kappa, 0.0, np.inf, lo_open=True)
-    V.scalar("gamma", gamma, 0.0, np.inf)
+    V.real("kappa", kappa, 0.0, np.inf, lo_open=True)
+    V.real("gamma", gamma, 0.0, np.inf)
     V.integer("steps", steps, 0)
-    V.scalar("lr", lr, 0.0, np.inf, lo_open=True)
+    V.real("lr", lr, 0.0, np.inf, lo_open=True)
     y_tr, y_te = np.asarray(y_tr), np.asarray(y_te)
     if len(y_tr) < 1 or len(X_tr) != len(y_tr) or len(X_te) != len(y_te):
         raise ValueError("X_tr/y_tr and X_te/y_te must be non-empty and of matching lengths")
@@ -122,7 +122,7 @@ def mean_ci(x, level: float = 0.95):
     from scipy import stats
 
     x = np.asarray(x, dtype=float)
-    V.scalar("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
+    V.real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
     if x.size < 2:
         raise ValueError(f"x: need at least 2 samples, got {x.size}")
     if not np.all(np.isfinite(x)):

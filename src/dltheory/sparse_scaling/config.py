@@ -22,43 +22,12 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from .. import runtime
+from ..chapter_config import ChapterConfig, Knob
 from .data import exponent_D, exponent_N
-
-DOMAIN = {"ALPHA1": (0.25, 4.0), "ALPHA2": (-4.0, 1.0)}
-"""Declared ranges of the headline knobs; jointly alpha2 >= -alpha1 (so alpha_N >= 1)."""
-
-DEFAULTS = {"ALPHA1": 1.0, "ALPHA2": 0.0}
-
-
-def check_domain(alpha1: float, alpha2: float) -> None:
-    """Raise ``ValueError`` naming the knob, the value and the range when out of domain."""
-    for name, v in (("ALPHA1", alpha1), ("ALPHA2", alpha2)):
-        lo, hi = DOMAIN[name]
-        if not isinstance(v, (int, float, np.floating, np.integer)) or not math.isfinite(v) \
-                or not lo <= v <= hi:
-            raise ValueError(f"{name} = {v!r} is outside its domain [{lo}, {hi}]")
-    if alpha2 < -alpha1:
-        raise ValueError(f"ALPHA2 = {alpha2!r} is outside its domain [-ALPHA1, 1] = "
-                         f"[{-alpha1}, 1] for ALPHA1 = {alpha1} (alpha_N = a1 + a2 + 1 >= 1)")
-
-
-def sample_setting(rng: np.random.Generator) -> dict:
-    """A random valid setting: ALPHA1 log-uniform on [0.25, 4], ALPHA2 uniform on [-ALPHA1, 1]."""
-    a1 = float(np.exp(rng.uniform(np.log(DOMAIN["ALPHA1"][0]), np.log(DOMAIN["ALPHA1"][1]))))
-    a2 = float(rng.uniform(-a1, DOMAIN["ALPHA2"][1]))
-    return {"ALPHA1": round(a1, 3), "ALPHA2": round(a2, 3)}
-
-
-CI_SETTINGS = [
-    {"ALPHA1": 0.4, "ALPHA2": 0.6},     # nearly dense: K(D) ~ D^0.71, alpha_N = 2
-    {"ALPHA1": 3.0, "ALPHA2": -2.5},    # very sparse, flat amplitudes: alpha_N = 1.5
-]
-"""Off-default settings spread across the domain, run at smoke in CI."""
 
 
 @functools.lru_cache(maxsize=64)
@@ -94,9 +63,48 @@ def _geo_ints(lo: float, hi: float, n: int) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)
-class Config:
-    scale: str = "smoke"
-    seed: int = 0
+class Config(ChapterConfig):
+    """The chapter's sizes, windows and tolerances; knobs ALPHA1 (log-uniform when drawn)
+    and ALPHA2, jointly ALPHA2 >= -ALPHA1 (alpha_N = a1 + a2 + 1 >= 1)."""
+
+    KNOBS = {"ALPHA1": Knob("alpha1", 0.25, 4.0, log=True),
+             "ALPHA2": Knob("alpha2", -4.0, 1.0)}
+    CI_SETTINGS = [
+        {"ALPHA1": 0.4, "ALPHA2": 0.6},     # nearly dense: K(D) ~ D^0.71, alpha_N = 2
+        {"ALPHA1": 3.0, "ALPHA2": -2.5},    # very sparse, flat amplitudes: alpha_N = 1.5
+    ]
+    PRESETS = {  # smoke: the field defaults below
+    "smoke": {},
+    "standard": dict(
+        d_moments_cap=2_000_000, heaps_trials=2000, m_n=16384, n_hi=512, n_points=11,
+        n_seeds=4, tol_alpha_n=0.06, tol_alpha_n_de=0.04, d_cap=3e5, k_cap=3000,
+        d_points=8, d_seeds=4, tol_alpha_d=0.06, tol_alpha_d_window=0.04,
+        m_dense=16384, d_dense=(16, 23, 32, 45, 64, 91, 128, 181, 256, 362, 512),
+        dense_seeds=4, tol_dense=0.10, m_dd=16384, k_dd=(16.0, 192.0), dd_points=5,
+        dd_seeds=3, rank_draws=32, n_dd_points=56, tol_peak_slope=0.06,
+        over_band=(0.95, 1.05), grid_n=14, grid_d=14, grid_u_seeds=8,
+        grid_x_seeds=2, tol_law_a=0.10, tol_law_b=0.10, m_de=200_000,
+        tol_frontier=0.03, d_gd=(1000, 3000, 10_000, 30_000, 100_000),
+        gd_u_seeds=32, gd_trials=250, gd_trials_out=60, tol_gd=0.04, tol_gd_secular=0.025, relu_m=4096, relu_n_head=20_000,
+        relu_n_sweep=(16, 23, 32, 45, 64, 91, 128, 181, 256), relu_d_fixed_cap=3e5,
+        relu_n_fixed=1024, relu_d_cap=1e5, relu_d_points=9, relu_seeds=4,
+        m_sweep=10_000_000),
+    "paper": dict(
+        d_moments_cap=10_000_000, heaps_trials=10_000, m_n=131072, n_hi=4096, n_points=9,
+        n_seeds=8, tol_alpha_n=0.04, tol_alpha_n_de=0.02, d_cap=1e7, k_cap=8000,
+        d_points=9, d_seeds=8, tol_alpha_d=0.04, tol_alpha_d_window=0.03,
+        m_dense=32768, d_dense=(16, 64, 256, 1024, 4096), dense_seeds=8,
+        tol_dense=0.05, m_dd=65536, k_dd=(16.0, 1024.0), dd_points=7, dd_seeds=4,
+        rank_draws=64, n_dd_points=64, tol_peak_slope=0.04, over_band=(0.97, 1.03),
+        grid_n=16, grid_d=16, grid_u_seeds=16, grid_x_seeds=8, grid_d_cap=1e7,
+        grid_n_range=(8, 2048), tol_law_a=0.05, tol_law_b=0.07, m_de=1_000_000,
+        tol_frontier=0.02, d_gd=(1000, 3000, 10_000, 30_000, 100_000, 300_000),
+        gd_u_seeds=128, gd_trials=500, gd_trials_out=100, tol_gd=0.02, tol_gd_secular=0.015, relu_m=8192,
+        relu_n_head=100_000, relu_n_sweep=(16, 32, 64, 128, 256, 512, 1024),
+        relu_d_fixed_cap=3e6, relu_n_fixed=4096, relu_d_cap=1e5, relu_d_points=6,
+        relu_seeds=8, m_sweep=20_000_000),
+    }
+
     alpha1: float = 1.0
     alpha2: float = 0.0
     # --- 1. data model
@@ -201,62 +209,11 @@ class Config:
     m_sweep: int = 4_000_000
     mus_rel: tuple = (0.0, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
 
-    def __post_init__(self):
-        runtime.scale(self.scale)
-        if not isinstance(self.seed, (int, np.integer)) or isinstance(self.seed, bool) or self.seed < 0:
-            raise ValueError(f"SEED = {self.seed!r} must be an integer >= 0")
-        check_domain(self.alpha1, self.alpha2)
-
-    # ------------------------------------------------------------------ presets
-    @classmethod
-    def for_scale(cls, scale: str | None = None, **overrides) -> Config:
-        """The preset for ``scale`` (smoke / standard / paper) with ``overrides`` applied.
-
-        Override names are the field names; the parameters-cell names ALPHA1, ALPHA2, SEED
-        are accepted too.
-        """
-        scale = runtime.scale(scale)
-        alias = {"ALPHA1": "alpha1", "ALPHA2": "alpha2", "SEED": "seed", "SCALE": "scale"}
-        overrides = {alias.get(k, k): v for k, v in overrides.items()}
-        names = {f.name for f in fields(cls)}
-        bad = sorted(set(overrides) - names)
-        if bad:
-            raise ValueError(f"unknown Config fields {bad}")
-        preset = {
-            "smoke": {},
-            "standard": dict(
-                d_moments_cap=2_000_000, heaps_trials=2000, m_n=16384, n_hi=512, n_points=11,
-                n_seeds=4, tol_alpha_n=0.06, tol_alpha_n_de=0.04, d_cap=3e5, k_cap=3000,
-                d_points=8, d_seeds=4, tol_alpha_d=0.06, tol_alpha_d_window=0.04,
-                m_dense=16384, d_dense=(16, 23, 32, 45, 64, 91, 128, 181, 256, 362, 512),
-                dense_seeds=4, tol_dense=0.10, m_dd=16384, k_dd=(16.0, 192.0), dd_points=5,
-                dd_seeds=3, rank_draws=32, n_dd_points=56, tol_peak_slope=0.06,
-                over_band=(0.95, 1.05), grid_n=14, grid_d=14, grid_u_seeds=8,
-                grid_x_seeds=2, tol_law_a=0.10, tol_law_b=0.10, m_de=200_000,
-                tol_frontier=0.03, d_gd=(1000, 3000, 10_000, 30_000, 100_000),
-                gd_u_seeds=32, gd_trials=250, gd_trials_out=60, tol_gd=0.04, tol_gd_secular=0.025, relu_m=4096, relu_n_head=20_000,
-                relu_n_sweep=(16, 23, 32, 45, 64, 91, 128, 181, 256), relu_d_fixed_cap=3e5,
-                relu_n_fixed=1024, relu_d_cap=1e5, relu_d_points=9, relu_seeds=4,
-                m_sweep=10_000_000),
-            "paper": dict(
-                d_moments_cap=10_000_000, heaps_trials=10_000, m_n=131072, n_hi=4096, n_points=9,
-                n_seeds=8, tol_alpha_n=0.04, tol_alpha_n_de=0.02, d_cap=1e7, k_cap=8000,
-                d_points=9, d_seeds=8, tol_alpha_d=0.04, tol_alpha_d_window=0.03,
-                m_dense=32768, d_dense=(16, 64, 256, 1024, 4096), dense_seeds=8,
-                tol_dense=0.05, m_dd=65536, k_dd=(16.0, 1024.0), dd_points=7, dd_seeds=4,
-                rank_draws=64, n_dd_points=64, tol_peak_slope=0.04, over_band=(0.97, 1.03),
-                grid_n=16, grid_d=16, grid_u_seeds=16, grid_x_seeds=8, grid_d_cap=1e7,
-                grid_n_range=(8, 2048), tol_law_a=0.05, tol_law_b=0.07, m_de=1_000_000,
-                tol_frontier=0.02, d_gd=(1000, 3000, 10_000, 30_000, 100_000, 300_000),
-                gd_u_seeds=128, gd_trials=500, gd_trials_out=100, tol_gd=0.02, tol_gd_secular=0.015, relu_m=8192,
-                relu_n_head=100_000, relu_n_sweep=(16, 32, 64, 128, 256, 512, 1024),
-                relu_d_fixed_cap=3e6, relu_n_fixed=4096, relu_d_cap=1e5, relu_d_points=6,
-                relu_seeds=8, m_sweep=20_000_000),
-        }[scale]
-        return cls(**{**preset, "scale": scale, **overrides})
-
-    def with_(self, **kw) -> Config:
-        return replace(self, **kw)
+    def validate(self) -> None:
+        if self.alpha2 < -self.alpha1:
+            raise ValueError(f"ALPHA2 = {self.alpha2!r} is outside its domain [-ALPHA1, 1] = "
+                             f"[{-self.alpha1}, 1] for ALPHA1 = {self.alpha1} "
+                             f"(alpha_N = a1 + a2 + 1 >= 1)")
 
     # ------------------------------------------------------------------ derived exponents
     @property
@@ -410,3 +367,9 @@ class Config:
     def relu_d_sweep(self) -> tuple:
         hi = float(min(self.relu_d_cap, heaps_D(self.alpha1, self.relu_n_fixed / 3)))
         return _geo_ints(30.0, max(hi, 60.0), self.relu_d_points)
+
+
+DOMAIN = Config.domain()
+DEFAULTS = {"ALPHA1": 1.0, "ALPHA2": 0.0}
+CI_SETTINGS = Config.CI_SETTINGS
+sample_setting = Config.sample_setting

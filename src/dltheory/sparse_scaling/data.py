@@ -20,21 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-
-def check_number(name: str, value, lo: float = -np.inf, hi: float = np.inf, *,
-                 lo_open: bool = False, hi_open: bool = False) -> float:
-    """``value`` as a float if it is a finite number in the range, else ``ValueError``
-    naming ``name`` and the range (NaN and infinities included)."""
-    rng_txt = (f"{'(' if lo_open or lo == -np.inf else '['}{lo:g}, "
-               f"{hi:g}{')' if hi_open or hi == np.inf else ']'}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in {rng_txt}, got {value!r}") from None
-    ok = np.isfinite(v) and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
-    if not ok:
-        raise ValueError(f"{name} must be a finite number in {rng_txt}, got {value!r}")
-    return v
+from .. import validation
+from ..validation import as_generator
 
 
 def check_penalties(name: str, values) -> np.ndarray:
@@ -43,15 +30,6 @@ def check_penalties(name: str, values) -> np.ndarray:
     if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
         raise ValueError(f"{name} must be finite ridge penalties in [0, inf), got {values!r}")
     return arr
-
-
-def rng_from(seed) -> np.random.Generator:
-    """A numpy Generator from an int, a list of ints (``[seed, section, i]``) or a Generator."""
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is None or isinstance(seed, bool):
-        raise TypeError("seed must be an int, a sequence of ints or a numpy Generator")
-    return np.random.default_rng(seed)
 
 
 def exponent_N(alpha1: float, alpha2: float) -> float:
@@ -110,8 +88,8 @@ def spectrum(M: int, alpha1: float, alpha2: float) -> SparseSpectrum:
     """The power-law spectrum ``p_j = j^-(a1+1)``, ``s_j^2 = j^-(a2+1)``, j = 1..M."""
     if int(M) < 1:
         raise ValueError(f"M must be >= 1, got {M}")
-    alpha1 = check_number("alpha1", alpha1, 0.0, np.inf)          # p_j <= 1
-    alpha2 = check_number("alpha2", alpha2)
+    alpha1 = validation.real("alpha1", alpha1, 0.0, np.inf)          # p_j <= 1
+    alpha2 = validation.real("alpha2", alpha2)
     if alpha1 + alpha2 + 1 <= 0:
         raise ValueError(f"alpha1 + alpha2 + 1 must be > 0, got alpha1={alpha1}, alpha2={alpha2}")
     j = np.arange(1, int(M) + 1, dtype=float)
@@ -181,7 +159,7 @@ def sample_entries(spec: SparseSpectrum, D: int, seed, *, trials: int = 1,
         raise ValueError(f"D and trials must be >= 1, got D={D}, trials={trials}")
     if amplitude not in ("rademacher", "gaussian"):
         raise ValueError(f"amplitude must be 'rademacher' or 'gaussian', got {amplitude!r}")
-    rng = rng_from(seed)
+    rng = as_generator(seed)
     p, M = spec.p, spec.M
     parts_t, parts_r, parts_c = [], [], []
 
@@ -229,5 +207,5 @@ def sample_sparse(spec: SparseSpectrum, D: int, seed, **kw) -> sp.csr_matrix:
 
 def sample_dense(spec: SparseSpectrum, D: int, seed) -> np.ndarray:
     """The dense Gaussian baseline with the same Sigma: x ~ N(0, diag(lambda)), (D, M)."""
-    rng = rng_from(seed)
+    rng = as_generator(seed)
     return rng.standard_normal((int(D), spec.M)) * np.sqrt(spec.lam)[None, :]

@@ -243,7 +243,7 @@ def alpha_c_partner(cfg: Config) -> Config | None:
     """The same Config at a1 + ac_step (a2 held fixed), or None if outside the domain or if its
     grid cannot hold both regimes at this scale."""
     try:
-        hi = cfg.with_(alpha1=cfg.alpha1 + cfg.ac_step)
+        hi = cfg.replace(alpha1=cfg.alpha1 + cfg.ac_step)
     except ValueError:
         return None
     return hi if (cfg.valid_combined_law and hi.valid_combined_law) else None
@@ -299,7 +299,7 @@ def _gd_task(cfg: Config, task: dict) -> list[dict]:
 def gd(cfg: Config) -> dict:
     """P_fail(D) per feature draw (criterion eta lambda_max > 2) and explicit GD runs."""
     # the GD setting does not depend on the headline knobs: keep them out of the cache key
-    cfg = cfg.with_(alpha1=DEFAULTS["ALPHA1"], alpha2=DEFAULTS["ALPHA2"])
+    cfg = cfg.replace(alpha1=DEFAULTS["ALPHA1"], alpha2=DEFAULTS["ALPHA2"])
     df = _sweep(_gd_task, [{"useed": s} for s in range(cfg.gd_u_seeds)], cfg, "gd")
     spec = spectrum(cfg.m_gd, cfg.gd_alpha1, cfg.gd_alpha2)
     u = gaussian_features(cfg.n_gd, cfg.m_gd, cfg.seed + 600, device=_dev())

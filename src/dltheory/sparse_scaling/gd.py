@@ -17,12 +17,12 @@ import numpy as np
 import torch
 from scipy import stats
 
+from .. import validation
+from ..validation import as_generator
 from .data import (
     Entries,
     SparseSpectrum,
     _dedupe_rows,
-    check_number,
-    rng_from,
     sample_entries,
     sample_sparse,
 )
@@ -30,7 +30,7 @@ from .data import (
 
 def population_step(u: torch.Tensor, lam, c: float = 1.8) -> float:
     """eta = c / lambda_max(u diag(lambda) u^T): stable on the population problem if c < 2."""
-    c = check_number("c", c, 0.0, 2.0, lo_open=True, hi_open=True)
+    c = validation.real("c", c, 0.0, 2.0, lo_open=True, hi_open=True)
     lam = torch.as_tensor(lam, dtype=u.dtype, device=u.device)
     return float(c / torch.linalg.eigvalsh((u * lam) @ u.T).max())
 
@@ -63,7 +63,7 @@ def sample_entries_hit(spec: SparseSpectrum, D: int, seed, *, trials: int = 1,
     and the coordinates after J unconditionally; those before J stay empty. Rademacher
     amplitudes. Coordinates with p_j >= 1/4 (drawn row by row) are not supported.
     """
-    rng = rng_from(seed)
+    rng = as_generator(seed)
     D, trials = int(D), int(trials)
     cols = np.flatnonzero(spec.p > 0)
     if cols.size == 0 or spec.p[cols].max() >= 0.25:
@@ -121,7 +121,7 @@ def hessian_top_eigs(spec: SparseSpectrum, u: torch.Tensor, D: int, trials: int,
     dev = u.device
     uT = u.T.contiguous()                                    # (M, N)
     u_on = uT[int(on[0])] * float(np.sqrt(spec.s2[on[0]])) if on.size else None
-    rng = rng_from(seed)
+    rng = as_generator(seed)
     exp_rows = max(1.0, D * float(np.sum(rest.p)))
     chunk = int(max(1, min(trials, rows_per_chunk // exp_rows)))
     out = []
@@ -167,12 +167,12 @@ def stratified_fail_probability(spec: SparseSpectrum, u: torch.Tensor, D: int, e
 
     Returns P, its standard error se, P(A) and the two stratum failure fractions.
     """
-    eta = check_number("eta", eta, 0.0, np.inf, lo_open=True)
-    check_number("kappa", kappa, 0.0, 1.0, lo_open=True)
-    check_number("trials_in", trials_in, 1, np.inf)
-    check_number("trials_out", trials_out, 1, np.inf)
+    eta = validation.real("eta", eta, 0.0, np.inf, lo_open=True)
+    validation.real("kappa", kappa, 0.0, 1.0, lo_open=True)
+    validation.real("trials_in", trials_in, 1, np.inf)
+    validation.real("trials_out", trials_out, 1, np.inf)
     mask = spike_mask(spec, (u**2).sum(0).cpu().numpy(), D, eta, kappa)
-    rng = rng_from(seed)
+    rng = as_generator(seed)
     pa = hit_probability(spec, mask, D) if mask.any() else 0.0
     f_in = f_out = 0.0
     var = 0.0
@@ -190,8 +190,8 @@ def fail_probability(spec: SparseSpectrum, u: torch.Tensor, Ds, trials: int, eta
                      seed) -> tuple[np.ndarray, np.ndarray]:
     """Plain Monte Carlo: P_fail(D) = fraction of trials with eta lambda_max(H) > 2, and the
     failure counts. ``seed``: an int or a list of ints (D number i appends i)."""
-    eta = check_number("eta", eta, 0.0, np.inf, lo_open=True)
-    check_number("trials", trials, 1, np.inf)
+    eta = validation.real("eta", eta, 0.0, np.inf, lo_open=True)
+    validation.real("trials", trials, 1, np.inf)
     counts = []
     for i, D in enumerate(Ds):
         lmax = hessian_top_eigs(spec, u, int(D), int(trials), [*np.ravel(seed).tolist(), i])
@@ -202,7 +202,7 @@ def fail_probability(spec: SparseSpectrum, u: torch.Tensor, Ds, trials: int, eta
 
 def sample_problem(spec: SparseSpectrum, u: torch.Tensor, D: int, seed: int):
     """One explicit regression problem: Phi (D, N), y (D,), lambda_max(Phi^T Phi / D)."""
-    rng = rng_from(seed)
+    rng = as_generator(seed)
     X = sample_sparse(spec, D, rng)
     w = rng.standard_normal(spec.M)
     Phi = torch.as_tensor(X @ u.cpu().numpy().T, dtype=u.dtype, device=u.device)
@@ -213,8 +213,8 @@ def sample_problem(spec: SparseSpectrum, u: torch.Tensor, D: int, seed: int):
 
 def run_gd(Phi: torch.Tensor, y: torch.Tensor, eta: float, steps: int) -> np.ndarray:
     """Full-batch GD from theta = 0; returns the training loss (1/2D)|Phi theta - y|^2 per step."""
-    eta = check_number("eta", eta, 0.0, np.inf, lo_open=True)
-    check_number("steps", steps, 1, np.inf)
+    eta = validation.real("eta", eta, 0.0, np.inf, lo_open=True)
+    validation.real("steps", steps, 1, np.inf)
     D, N = Phi.shape
     theta = torch.zeros(N, dtype=Phi.dtype, device=Phi.device)
     losses = []
@@ -242,7 +242,7 @@ def secular_fail_probability(spec: SparseSpectrum, u: torch.Tensor, eta: float, 
     P_fail(D) ~ 1 - exp(-D sum_j p_j 1[s_j^2 g_j > D]), whose slope tends to -nu.
     Requires eta lambda_max(B) < 2.
     """
-    eta = check_number("eta", eta, 0.0, np.inf, lo_open=True)
+    eta = validation.real("eta", eta, 0.0, np.inf, lo_open=True)
     lam = torch.as_tensor(spec.lam, dtype=u.dtype, device=u.device)
     B = (u * lam) @ u.T
     w, V = torch.linalg.eigh(B)

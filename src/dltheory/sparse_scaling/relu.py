@@ -26,7 +26,8 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from .data import SparseSpectrum, check_penalties, rng_from, sample_sparse
+from ..validation import as_generator
+from .data import SparseSpectrum, check_penalties, sample_sparse
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def stratified_moments(spec: SparseSpectrum, u: torch.Tensor, W: np.ndarray, *, 
     """
     if not 0 < J0 < spec.M:
         raise ValueError(f"J0 must be in (0, M={spec.M}), got {J0}")
-    rng = rng_from(seed)
+    rng = as_generator(seed)
     dt, dev = u.dtype, u.device
     Wt = torch.as_tensor(W, dtype=dt, device=dev)
     head = SparseSpectrum(spec.p[:J0], spec.s2[:J0])

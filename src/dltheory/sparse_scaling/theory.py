@@ -21,7 +21,8 @@ import math
 import numpy as np
 from scipy import optimize, special
 
-from .data import SparseSpectrum, check_number
+from .. import validation
+from .data import SparseSpectrum
 
 
 def kappa(lam, N: float) -> float:
@@ -40,7 +41,7 @@ def loss_de(lam, Ns) -> np.ndarray:
 
 def de_constant(a: float) -> float:
     """Asymptotic prefactor c_a^(a+1) of l_DE(N) ~ c N^-a for lambda_j = j^-(a+1)."""
-    a = check_number("a", a, 0.0, np.inf, lo_open=True)
+    a = validation.real("a", a, 0.0, np.inf, lo_open=True)
     t = math.pi / (a + 1)
     return (t / math.sin(t)) ** (a + 1)
 
@@ -81,14 +82,14 @@ def _log1m(p: np.ndarray) -> np.ndarray:
 
 def floor_constant(alpha1: float, alpha2: float) -> float:
     """Gamma(alpha_D)/(alpha1 + 1): E T(D) D^alpha_D -> this as D -> infinity."""
-    alpha1 = check_number("alpha1", alpha1, 0.0, np.inf, lo_open=True)
-    alpha2 = check_number("alpha2", alpha2, -alpha1 - 1, np.inf, lo_open=True)
+    alpha1 = validation.real("alpha1", alpha1, 0.0, np.inf, lo_open=True)
+    alpha2 = validation.real("alpha2", alpha2, -alpha1 - 1, np.inf, lo_open=True)
     return float(special.gamma((alpha1 + alpha2 + 1) / (alpha1 + 1)) / (alpha1 + 1))
 
 
 def heaps_constant(alpha1: float) -> float:
     """Gamma(alpha1/(alpha1 + 1)): E K(D) / D^(1/(alpha1+1)) -> this."""
-    alpha1 = check_number("alpha1", alpha1, 0.0, np.inf, lo_open=True)
+    alpha1 = validation.real("alpha1", alpha1, 0.0, np.inf, lo_open=True)
     return float(special.gamma(alpha1 / (alpha1 + 1)))
 
 
@@ -128,8 +129,8 @@ def envelope_frontier(loss_N, loss_D, Cs, Ngrid):
 
 def frontier_exponents(alpha1: float, alpha2: float) -> dict[str, float]:
     """Closed-form exponents of N*(C), D*(C), l*(C) for C = N^2 D (N* << D*)."""
-    alpha1 = check_number("alpha1", alpha1, 0.0, np.inf)
-    alpha2 = check_number("alpha2", alpha2, -alpha1 - 1, np.inf, lo_open=True)
+    alpha1 = validation.real("alpha1", alpha1, 0.0, np.inf)
+    alpha2 = validation.real("alpha2", alpha2, -alpha1 - 1, np.inf, lo_open=True)
     aN = alpha1 + alpha2 + 1
     return {"N": 1 / (alpha1 + 3), "D": (alpha1 + 1) / (alpha1 + 3), "loss": -aN / (alpha1 + 3)}
 

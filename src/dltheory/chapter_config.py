@@ -1,0 +1,217 @@
+"""The shared base of every chapter's ``Config``: presets, knobs, domain, random settings.
+
+A chapter's Config is a frozen dataclass that *declares* its data and inherits the
+behaviour::
+
+    @dataclass(frozen=True)
+    class Config(ChapterConfig):
+        KNOBS = {"ALPHA1": Knob("alpha1", 0.25, 4.0, log=True),
+                 "ALPHA2": Knob("alpha2", -4.0, 1.0)}
+        PRESETS = {"smoke": {}, "standard": dict(n_seeds=4), "paper": dict(n_seeds=8)}
+        CI_SETTINGS = [{"ALPHA1": 0.4, "ALPHA2": 0.6}]
+        BUDGET_WEIGHTS = {"ss_alpha_n": 1.0, "ss_gd": 3.0}
+
+        alpha1: float = 1.0
+        alpha2: float = 0.0
+        n_seeds: int = 3
+
+        def validate(self):                       # joint constraints only
+            if self.alpha2 < -self.alpha1: raise ValueError(...)
+
+- ``Config.for_scale(scale, **overrides)``: the preset of ``scale`` with overrides given by
+  field name or by the parameters-cell name of a knob (``ALPHA1=2.0``, ``SEED=3``); an
+  unknown name is a ``ValueError`` listing the valid ones. ``budget`` defaults to
+  ``$DLTHEORY_BUDGET`` (seconds per chapter, or ``None``: the preset runs in full).
+- Construction checks every knob against its declared range (``ValueError`` naming the knob,
+  the range and the value), the scale, the seed and the budget, then calls ``validate()``.
+- ``Config.domain()``, ``Config.sample_setting(rng)``, ``Config.corners()``,
+  ``Config.edge_midpoints()``, ``Config.is_valid(setting)``: the declared domain for
+  papermill reruns, the domain check and the calibration tool.
+- ``cfg.replace(**kw)``, ``cfg.knobs``.
+
+``budget`` and ``BUDGET_WEIGHTS`` never enter a sweep's cache key (``dltheory.experiments``
+strips them), so a run with a larger budget reuses a smaller run's tasks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from . import runtime, validation
+
+SEED_RANGE = (0, 100_000)
+RESERVED = {"SEED": "seed", "SCALE": "scale", "BUDGET": "budget"}
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A headline knob: the Config field it sets and its closed range ``[lo, hi]``.
+
+    integer : the knob takes integers only; log : random settings draw it log-uniformly.
+    """
+
+    field: str
+    lo: float
+    hi: float
+    integer: bool = False
+    log: bool = False
+
+    def check(self, name: str, value: Any) -> float | int:
+        """``value`` if it lies in the domain, else ``ValueError`` naming the knob."""
+        try:
+            if self.integer:
+                return validation.integer(name, value, self.lo, self.hi)
+            return validation.real(name, value, self.lo, self.hi)
+        except ValueError:
+            what = "an integer" if self.integer else "a finite number"
+            raise ValueError(f"{name} = {value!r} is outside its domain "
+                             f"{validation.interval(self.lo, self.hi)} ({what})") from None
+
+    def draw(self, rng: np.random.Generator) -> float | int:
+        if self.integer:
+            if self.log:
+                v = math.exp(rng.uniform(math.log(self.lo), math.log(self.hi + 1)))
+                return int(min(self.hi, math.floor(v)))
+            return int(rng.integers(self.lo, self.hi + 1))
+        if self.log:
+            return _round(math.exp(rng.uniform(math.log(self.lo), math.log(self.hi))))
+        return _round(rng.uniform(self.lo, self.hi))
+
+    def midpoint(self) -> float | int:
+        if self.integer:
+            return int(round(math.sqrt(self.lo * self.hi))) if self.log else (self.lo + self.hi) // 2
+        return _round(math.sqrt(self.lo * self.hi)) if self.log else _round((self.lo + self.hi) / 2)
+
+
+def per_scale(**fields: tuple) -> dict[str, dict]:
+    """Presets from per-field triples: ``per_scale(n=(10, 100, 1000))`` ->
+    ``{"smoke": {"n": 10}, "standard": {"n": 100}, "paper": {"n": 1000}}``."""
+    for k, v in fields.items():
+        if not (isinstance(v, tuple) and len(v) == len(runtime.SCALES)):
+            raise ValueError(f"per_scale: {k} needs one value per scale {runtime.SCALES}, got {v!r}")
+    return {s: {k: v[i] for k, v in fields.items()} for i, s in enumerate(runtime.SCALES)}
+
+
+def _round(v: float) -> float:
+    """Four significant digits: settings read well in reports and papermill commands."""
+    return float(f"{v:.4g}")
+
+
+@dataclass(frozen=True)
+class ChapterConfig:
+    """Base of the chapters' Configs (see the module docstring)."""
+
+    KNOBS: ClassVar[dict[str, Knob]] = {}
+    PRESETS: ClassVar[dict[str, dict]] = {"smoke": {}, "standard": {}, "paper": {}}
+    CI_SETTINGS: ClassVar[list[dict]] = []
+    BUDGET_WEIGHTS: ClassVar[dict[str, float]] = {}
+
+    scale: str = "smoke"
+    seed: int = 0
+    budget: float | None = None
+
+    # ------------------------------------------------------------------ construction
+    def __post_init__(self):
+        validation.choice("scale", self.scale, runtime.SCALES)
+        validation.integer("SEED", self.seed, *SEED_RANGE)
+        if self.budget is not None:
+            validation.real("budget (seconds)", self.budget, 0.0, math.inf, lo_open=True)
+        for name, knob in self.KNOBS.items():
+            knob.check(name, getattr(self, knob.field))
+        self.validate()
+
+    def validate(self) -> None:
+        """Joint constraints and derived-size checks of a chapter (override; raise
+        ``ValueError`` naming the knobs involved)."""
+
+    @classmethod
+    def field_for(cls, name: str) -> str:
+        """The field a parameters-cell name or field name sets; ``ValueError`` if none."""
+        if name in cls.KNOBS:
+            return cls.KNOBS[name].field
+        if name in RESERVED:
+            return RESERVED[name]
+        names = {f.name for f in dataclasses.fields(cls)}
+        if name in names:
+            return name
+        raise ValueError(
+            f"unknown {cls.__module__}.{cls.__qualname__} setting {name!r}; knobs: "
+            f"{', '.join(['SEED', *cls.KNOBS])}; fields: {', '.join(sorted(names))}")
+
+    @classmethod
+    def for_scale(cls, scale: str | None = None, **overrides) -> ChapterConfig:
+        """The preset of ``scale`` (smoke | standard | paper) with ``overrides`` on top."""
+        s = runtime.scale(scale)
+        over = {cls.field_for(k): v for k, v in overrides.items()}
+        if "budget" not in over:
+            over["budget"] = validation.env("DLTHEORY_BUDGET")
+        return cls(**{**cls.PRESETS.get(s, {}), "scale": s, **over})
+
+    def replace(self, **kw) -> ChapterConfig:
+        """A copy with fields (or knobs, by their parameters-cell names) changed."""
+        return dataclasses.replace(self, **{self.field_for(k): v for k, v in kw.items()})
+
+    @property
+    def knobs(self) -> dict[str, Any]:
+        """The headline knobs by their parameters-cell names, SEED first."""
+        return {"SEED": self.seed, **{n: getattr(self, k.field) for n, k in self.KNOBS.items()}}
+
+    # ------------------------------------------------------------------ the domain
+    @classmethod
+    def domain(cls) -> dict[str, tuple]:
+        """Declared ranges: parameters-cell name -> (lo, hi), SEED included."""
+        return {"SEED": SEED_RANGE, **{n: (k.lo, k.hi) for n, k in cls.KNOBS.items()}}
+
+    @classmethod
+    def is_valid(cls, setting: dict, scale: str = "smoke") -> tuple[bool, str]:
+        """(True, "") when ``for_scale(scale, **setting)`` builds, else (False, reason)."""
+        try:
+            cls.for_scale(scale, **setting)
+        except ValueError as err:
+            return False, str(err)
+        return True, ""
+
+    @classmethod
+    def sample_setting(cls, rng: np.random.Generator, scale: str = "smoke",
+                       max_tries: int = 10_000) -> dict:
+        """A random valid setting (parameters-cell names, SEED included): each knob uniform
+        on its range (log-uniform where declared ``log``), redrawn until the joint
+        constraints of ``validate`` hold at ``scale``."""
+        for _ in range(max_tries):
+            s = {"SEED": int(rng.integers(SEED_RANGE[0], SEED_RANGE[1] + 1)),
+                 **{n: k.draw(rng) for n, k in cls.KNOBS.items()}}
+            if cls.is_valid(s, scale)[0]:
+                return s
+        raise RuntimeError(f"{cls.__qualname__}: no valid setting in {max_tries} draws")
+
+    @classmethod
+    def corners(cls, scale: str = "smoke") -> list[dict]:
+        """Every corner of the knob box that satisfies the joint constraints."""
+        return cls._box_points(scale)
+
+    @classmethod
+    def edge_midpoints(cls, scale: str = "smoke") -> list[dict]:
+        """Valid midpoints of the box's edges: one knob at its (log-)midpoint, the others at
+        an end."""
+        return [s for n in cls.KNOBS for s in cls._box_points(scale, middle=n)]
+
+    @classmethod
+    def _box_points(cls, scale: str, middle: str | None = None) -> list[dict]:
+        names = list(cls.KNOBS)
+        ends_of = [n for n in names if n != middle]
+        out = []
+        for ends in itertools.product((0, 1), repeat=len(ends_of)):
+            s = {n: (cls.KNOBS[n].lo, cls.KNOBS[n].hi)[e]
+                 for n, e in zip(ends_of, ends, strict=True)}
+            if middle is not None:
+                s[middle] = cls.KNOBS[middle].midpoint()
+            s = {n: s[n] for n in names}
+            if cls.is_valid(s, scale)[0]:
+                out.append(s)
+        return out

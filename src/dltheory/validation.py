@@ -1,0 +1,242 @@
+"""Argument and environment checks: the one place that says what a value may be.
+
+Every public function of the package validates its arguments with these helpers before any
+work is done, so a bad value stops with a ``ValueError`` that names the argument, the
+allowed range and the value, never with a message from deep inside numpy, scipy or torch::
+
+    eta = validation.real("eta", eta, 0.0, math.inf, lo_open=True)   # (0, inf)
+    n = validation.integer("n_perm", n_perm, 2)                       # [2, inf]
+    lam = validation.array("lam", lam, -1.0, 1.0)                     # entrywise [-1, 1]
+
+The environment variables the package reads are declared in ``ENVIRONMENT`` (name ->
+parser and allowed values) and read through :func:`env`; :func:`check_environment` parses
+every one that is set, and ``runtime.setup`` calls it when a chapter starts, so
+``DLTHEORY_JOBS=abc`` or a file where ``DLTHEORY_CACHE_DIR`` should be stops the chapter in
+its first cell with the variable's name and what is allowed.
+
+This module is the lowest layer of the package: it imports nothing from ``dltheory``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["real", "integer", "array", "choice", "as_generator", "interval",
+           "ENVIRONMENT", "env", "check_environment"]
+
+
+# --------------------------------------------------------------------------- values
+def interval(lo: float, hi: float, lo_open: bool = False, hi_open: bool = False) -> str:
+    """``[lo, hi]`` with round brackets on open or infinite ends, e.g. ``(0, inf)``."""
+    left = "(" if lo_open or lo == -math.inf else "["
+    right = ")" if hi_open or hi == math.inf else "]"
+    return f"{left}{lo:g}, {hi:g}{right}"
+
+
+def _inside(v, lo: float, hi: float, lo_open: bool, hi_open: bool):
+    """Elementwise ``v`` in the interval (a bool, or a bool array for an array ``v``)."""
+    return np.logical_and(v > lo if lo_open else v >= lo, v < hi if hi_open else v <= hi)
+
+
+def real(name: str, value: Any, lo: float = -math.inf, hi: float = math.inf, *,
+         lo_open: bool = False, hi_open: bool = False) -> float:
+    """``value`` as a finite float in the interval, else ``ValueError`` naming ``name``.
+
+    NaN and infinities are always rejected (an infinite bound only means "unbounded").
+    """
+    rng = interval(lo, hi, lo_open, hi_open)
+    if isinstance(value, (str, bytes)):
+        raise ValueError(f"{name} must be a real number in {rng}, got {value!r}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a real number in {rng}, got {value!r}") from None
+    if not math.isfinite(v) or not _inside(v, lo, hi, lo_open, hi_open):
+        raise ValueError(f"{name} must lie in {rng} (a finite number), got {value!r}")
+    return v
+
+
+def integer(name: str, value: Any, lo: float = -math.inf, hi: float = math.inf) -> int:
+    """``value`` as an int in ``[lo, hi]`` (an integral float such as ``3.0`` is accepted;
+    ``bool``, NaN, infinities and fractions are not), else ``ValueError`` naming ``name``."""
+    rng = interval(lo, hi)
+    ok_type = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    if not ok_type:
+        is_float = isinstance(value, (float, np.floating))
+        if not (is_float and math.isfinite(value) and float(value).is_integer()):
+            raise ValueError(f"{name} must be an integer in {rng}, got {value!r}")
+    v = int(value)
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be an integer in {rng}, got {value!r}")
+    return v
+
+
+def array(name: str, value: Any, lo: float = -math.inf, hi: float = math.inf, *,
+          lo_open: bool = False, hi_open: bool = False) -> np.ndarray:
+    """``value`` as a float array whose entries are finite and lie in the interval."""
+    rng = interval(lo, hi, lo_open, hi_open)
+    try:
+        a = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be real numbers in {rng}, got {value!r}") from None
+    if a.size:
+        bad = ~np.isfinite(a) | ~_inside(a, lo, hi, lo_open, hi_open)
+        if bad.any():
+            raise ValueError(f"{name} must lie in {rng} (finite, entrywise), "
+                             f"got {a[bad].ravel()[0]!r}")
+    return a
+
+
+def choice(name: str, value: Any, options: Iterable) -> Any:
+    """``value`` if it is one of ``options``, else ``ValueError`` listing them."""
+    options = tuple(options)
+    if value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
+    return value
+
+
+def as_generator(seed: int | Sequence[int] | np.random.Generator) -> np.random.Generator:
+    """A numpy Generator from an int >= 0, a sequence of such ints (``[seed, section, i]``,
+    mixed by ``SeedSequence``) or a Generator (returned as is). No ``None``: every stochastic
+    call site names its seed."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        return np.random.default_rng(integer("seed", seed, 0))
+    if isinstance(seed, (list, tuple, np.ndarray)) and len(seed) > 0:
+        return np.random.default_rng([integer("seed", s, 0) for s in seed])
+    raise TypeError(f"seed must be an int >= 0, a non-empty sequence of them or a numpy "
+                    f"Generator, got {type(seed).__name__}: {seed!r}")
+
+
+# --------------------------------------------------------------------------- environment
+@dataclass(frozen=True)
+class EnvVar:
+    """One environment variable: what it does, what is allowed, how it is parsed."""
+
+    name: str
+    allowed: str
+    parse: Callable[[str, str], Any]
+    doc: str
+
+
+def _parse_choice(*options: str) -> Callable[[str, str], str]:
+    def parse(name: str, raw: str) -> str:
+        v = raw.strip().lower()
+        if v not in options:
+            what = "is set but empty" if not v else f"={raw!r}"
+            raise ValueError(f"${name} {what}: allowed values are {', '.join(options)} "
+                             f"(or unset it)")
+        return v
+    return parse
+
+
+def _parse_flag(name: str, raw: str) -> bool:
+    v = raw.strip().lower()
+    if v in ("1", "true", "on", "yes"):
+        return True
+    if v in ("0", "false", "off", "no", ""):
+        return False
+    raise ValueError(f"${name}={raw!r}: allowed values are 1/true/on/yes or 0/false/off/no")
+
+
+def _parse_int(lo: int, hi: float = math.inf, extra: tuple[int, ...] = ()):
+    def parse(name: str, raw: str) -> int:
+        allowed = f"an integer in {interval(lo, hi)}" + "".join(f" or {e}" for e in extra)
+        try:
+            v = int(raw.strip())
+        except ValueError:
+            raise ValueError(f"${name}={raw!r}: allowed values are {allowed}") from None
+        if not (lo <= v <= hi or v in extra):
+            raise ValueError(f"${name}={raw!r}: allowed values are {allowed}")
+        return v
+    return parse
+
+
+def _parse_seconds(name: str, raw: str) -> float | None:
+    if not raw.strip():
+        return None
+    try:
+        v = float(raw)
+    except ValueError:
+        v = math.nan
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"${name}={raw!r}: allowed values are a number of seconds in (0, inf) "
+                         f"(unset or empty: no budget)")
+    return v
+
+
+def _parse_dir(name: str, raw: str) -> Path:
+    p = Path(raw).expanduser()
+    if not raw.strip():
+        raise ValueError(f"${name} is set but empty: allowed values are a folder path "
+                         f"(unset it for the default)")
+    for q in (p, *p.parents):
+        if q.exists():
+            if not q.is_dir():
+                raise ValueError(f"${name}={raw!r}: {q} exists and is not a folder; allowed "
+                                 f"values are a folder path (existing, or creatable)")
+            if not os.access(q, os.W_OK | os.X_OK):
+                raise ValueError(f"${name}={raw!r}: {q} is not writable; allowed values are "
+                                 f"a writable folder path")
+            break
+    return p
+
+
+def _parse_text(name: str, raw: str) -> str:
+    if not raw.strip():
+        raise ValueError(f"${name} is set but empty (unset it, or give a value)")
+    return raw.strip()
+
+
+SCALE_NAMES = ("smoke", "standard", "paper")
+
+ENVIRONMENT: dict[str, EnvVar] = {v.name: v for v in (
+    EnvVar("DLTHEORY_SCALE", " | ".join(SCALE_NAMES), _parse_choice(*SCALE_NAMES),
+           "preset sizes (default smoke under CI, else standard)"),
+    EnvVar("DLTHEORY_BUDGET", "seconds in (0, inf)", _parse_seconds,
+           "time budget per chapter; sweeps run the rounds that fit"),
+    EnvVar("DLTHEORY_THREADS", "an integer >= 1", _parse_int(1),
+           "torch and BLAS threads per process"),
+    EnvVar("DLTHEORY_JOBS", "an integer >= 1, or -1 (all cores)", _parse_int(1, extra=(-1,)),
+           "worker processes of the loky/dask backends"),
+    EnvVar("DLTHEORY_BACKEND", "sequential | loky | dask | active",
+           _parse_choice("sequential", "loky", "dask", "active"), "how sweeps run their tasks"),
+    EnvVar("DLTHEORY_DASK_SCHEDULER", "a scheduler address (tcp://host:8786)", _parse_text,
+           "the Dask scheduler of the dask backend"),
+    EnvVar("DLTHEORY_CACHE", "1 or 0", _parse_flag, "the sweep cache on or off"),
+    EnvVar("DLTHEORY_CACHE_DIR", "a writable folder", _parse_dir, "where sweeps cache tasks"),
+    EnvVar("DLTHEORY_RESULTS_DIR", "a writable folder", _parse_dir, "where ledgers go"),
+    EnvVar("DLTHEORY_DATA_DIR", "a writable folder", _parse_dir,
+           "real data sets (CIFAR-10) found or stored here"),
+    EnvVar("DLTHEORY_FIG_DIR", "a writable folder", _parse_dir, "where scripts save figures"),
+    EnvVar("DLTHEORY_PROGRESS", "1 or 0", _parse_flag, "progress bars on or off"),
+    EnvVar("DLTHEORY_STATIC", "1 or 0", _parse_flag, "no live widgets (book build, tests)"),
+    EnvVar("DLTHEORY_MUTATION", "a planted-error id of dltheory.mutations", _parse_text,
+           "apply one planted error (calibration runs only)"),
+)}
+
+
+def env(name: str, default: Any = None) -> Any:
+    """The parsed value of environment variable ``name`` (declared in ``ENVIRONMENT``), or
+    ``default`` when it is unset. A bad value raises ``ValueError`` naming the variable and
+    what is allowed."""
+    var = ENVIRONMENT.get(name)
+    if var is None:
+        raise KeyError(f"{name} is not a declared dltheory environment variable; declared: "
+                       f"{', '.join(ENVIRONMENT)}")
+    raw = os.environ.get(name)
+    return default if raw is None else var.parse(name, raw)
+
+
+def check_environment() -> dict[str, Any]:
+    """Parse every declared variable that is set; return ``{name: value}``. Raises the
+    first ``ValueError`` (naming the variable and its allowed values)."""
+    return {name: env(name) for name in ENVIRONMENT if name in os.environ}

@@ -87,7 +87,7 @@ def test_as_generator_is_the_one_seed_normaliser():
     ("DLTHEORY_BUDGET", "-1", "seconds"),
     ("DLTHEORY_BUDGET", "nan", "seconds"),
     ("DLTHEORY_BUDGET", "inf", "seconds"),
-    ("DLTHEORY_SCALE", "huge", "smoke, standard, paper"),
+    ("DLTHEORY_SCALE", "huge", "smoke, standard, paper, full"),
     ("DLTHEORY_BACKEND", "threads", "sequential"),
     ("DLTHEORY_CACHE", "maybe", "1/true"),
     ("DLTHEORY_PROGRESS", "2", "1/true"),
@@ -130,7 +130,9 @@ def test_every_variable_the_package_reads_is_declared():
 
 # --------------------------------------------------------------------------- config base
 def test_per_scale_transposes_triples():
-    assert per_scale(n=(1, 2, 3)) == {"smoke": {"n": 1}, "standard": {"n": 2}, "paper": {"n": 3}}
+    assert per_scale(n=(1, 2, 3)) == {"smoke": {"n": 1}, "standard": {"n": 2}, "paper": {"n": 3},
+                                      "full": {"n": 3}}
+    assert per_scale(n=(1, 2, 3, 4))["full"] == {"n": 4}
     with pytest.raises(ValueError, match="one value per scale"):
         per_scale(n=(1, 2))
 

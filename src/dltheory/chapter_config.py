@@ -90,12 +90,17 @@ class Knob:
 
 
 def per_scale(**fields: tuple) -> dict[str, dict]:
-    """Presets from per-field triples: ``per_scale(n=(10, 100, 1000))`` ->
-    ``{"smoke": {"n": 10}, "standard": {"n": 100}, "paper": {"n": 1000}}``."""
+    """Presets from per-field tuples (smoke, standard, paper[, full]):
+    ``per_scale(n=(10, 100, 1000))`` -> ``{"smoke": {"n": 10}, "standard": {"n": 100},
+    "paper": {"n": 1000}, "full": {"n": 1000}}`` (full defaults to the paper value)."""
+    out: dict[str, dict] = {s: {} for s in runtime.SCALES}
     for k, v in fields.items():
-        if not (isinstance(v, tuple) and len(v) == len(runtime.SCALES)):
-            raise ValueError(f"per_scale: {k} needs one value per scale {runtime.SCALES}, got {v!r}")
-    return {s: {k: v[i] for k, v in fields.items()} for i, s in enumerate(runtime.SCALES)}
+        if not (isinstance(v, tuple) and len(v) in (3, 4)):
+            raise ValueError(f"per_scale: {k} needs one value per scale {runtime.SCALES} "
+                             f"(full may be left out: it takes the paper value), got {v!r}")
+        for s, x in zip(runtime.SCALES, (*v, v[2])[:4], strict=True):
+            out[s][k] = x
+    return out
 
 
 def _round(v: float) -> float:
@@ -151,7 +156,15 @@ class ChapterConfig:
         over = {cls.field_for(k): v for k, v in overrides.items()}
         if "budget" not in over:
             over["budget"] = validation.env("DLTHEORY_BUDGET")
-        return cls(**{**cls.PRESETS.get(s, {}), "scale": s, **over})
+        return cls(**{**cls.preset(s), "scale": s, **over})
+
+    @classmethod
+    def preset(cls, scale: str) -> dict:
+        """The preset's field values; ``full`` (the papers' own sizes, hours on a GPU) falls
+        back to ``paper`` where a chapter declares none."""
+        if scale == "full" and "full" not in cls.PRESETS:
+            scale = "paper"
+        return dict(cls.PRESETS.get(scale, {}))
 
     def replace(self, **kw) -> ChapterConfig:
         """A copy with fields (or knobs, by their parameters-cell names) changed."""

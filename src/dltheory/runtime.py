@@ -25,7 +25,7 @@ import numpy as np
 from . import validation
 from .validation import as_generator  # noqa: F401  (one definition, re-exported)
 
-SCALES = ("smoke", "standard", "paper")
+SCALES = validation.SCALE_NAMES   # smoke | standard | paper | full
 ENV_SCALE = "DLTHEORY_SCALE"
 ENV_RESULTS = "DLTHEORY_RESULTS_DIR"
 ENV_FIGURES = "DLTHEORY_FIG_DIR"
@@ -53,9 +53,11 @@ def scale(value: str | None = None) -> str:
     return value
 
 
-def by_scale(scale_name: str, smoke: Any, standard: Any, paper: Any) -> Any:
-    """Pick one of three values by scale: ``by_scale(SCALE, 200, 5_000, 50_000)``."""
-    return {"smoke": smoke, "standard": standard, "paper": paper}[scale(scale_name)]
+def by_scale(scale_name: str, smoke: Any, standard: Any, paper: Any, full: Any = None) -> Any:
+    """Pick a value by scale: ``by_scale(SCALE, 200, 5_000, 50_000)`` (``full`` defaults to
+    the paper value)."""
+    full = paper if full is None else full
+    return {"smoke": smoke, "standard": standard, "paper": paper, "full": full}[scale(scale_name)]
 
 
 # --------------------------------------------------------------------------- threads/device

@@ -196,7 +196,7 @@ def _parse_text(name: str, raw: str) -> str:
     return raw.strip()
 
 
-SCALE_NAMES = ("smoke", "standard", "paper")
+SCALE_NAMES = ("smoke", "standard", "paper", "full")
 
 ENVIRONMENT: dict[str, EnvVar] = {v.name: v for v in (
     EnvVar("DLTHEORY_SCALE", " | ".join(SCALE_NAMES), _parse_choice(*SCALE_NAMES),

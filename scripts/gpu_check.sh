@@ -3,12 +3,22 @@
 # each under a time cap, then write _build/gpu/report.md and report.json: wall time, exit
 # status, peak GPU memory, claims summary, tasks computed vs loaded from the cache.
 #
-#   bash scripts/gpu_check.sh [scale]          # scale: smoke | standard | paper (default standard)
+#   bash scripts/gpu_check.sh [scale] [--budget SECONDS] [--save]
+#        scale: smoke | standard | paper | full (default standard)
+#        --budget: the time budget of every chapter (DLTHEORY_BUDGET); sweeps run the rounds
+#                  that fit, and each chapter is capped at 1.25 x budget + 120 s of start-up
+#        --save:   also copy the report to benchmarks/gpu/<scale>-<device>-<date>.{md,json}
+#
+#   DLTHEORY_BUDGET=90 bash scripts/gpu_check.sh paper --save    # the GPU run of the book
+#   DLTHEORY_BUDGET=100 bash scripts/gpu_check.sh paper          # the same on the CPU
 #
 # Environment:
 #   DLTHEORY_GPU_CHECK_CHAPTERS  chapters to run (names such as "00_gradient_flow 03_sparse_scaling";
 #                                default: every book/0*.py)
-#   DLTHEORY_GPU_CHECK_CAP       per-chapter time cap in seconds (default 540)
+#   DLTHEORY_BUDGET              seconds per chapter (same as --budget)
+#   DLTHEORY_GPU_CHECK_CAP       per-chapter time cap in seconds (default 540, or from the budget)
+#   DLTHEORY_GPU_CHECK_COMPARE   a report.json of another device (e.g. the CPU row in
+#                                benchmarks/gpu/) to show side by side
 #   DLTHEORY_GPU_CHECK_OUT       output folder (default _build/gpu)
 #   DLTHEORY_CACHE_DIR           the sweep cache (default _build/cache/<scale>): a chapter that hit
 #                                the cap resumes from its finished tasks when this is rerun
@@ -16,8 +26,24 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-SCALE="${1:-${DLTHEORY_SCALE:-standard}}"
-CAP="${DLTHEORY_GPU_CHECK_CAP:-540}"
+SCALE="${DLTHEORY_SCALE:-standard}"
+SAVE=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --budget) export DLTHEORY_BUDGET="$2"; shift 2 ;;
+    --budget=*) export DLTHEORY_BUDGET="${1#--budget=}"; shift ;;
+    --save) SAVE=1; shift ;;
+    -*) echo "gpu_check: unknown option $1" >&2; exit 2 ;;
+    *) SCALE="$1"; shift ;;
+  esac
+done
+if [ -n "${DLTHEORY_BUDGET:-}" ]; then
+  # checked by the package (a positive finite number of seconds); the cap leaves 25 % and
+  # the start-up (imports, data) on top, so a budgeted chapter is never killed
+  CAP="${DLTHEORY_GPU_CHECK_CAP:-$("${PYTHON:-python}" -c "import math, sys; from dltheory import validation as v; b = v.env('DLTHEORY_BUDGET'); print(math.ceil(1.25 * b + 120))")}" || exit 2
+else
+  CAP="${DLTHEORY_GPU_CHECK_CAP:-540}"
+fi
 OUT="${DLTHEORY_GPU_CHECK_OUT:-_build/gpu}"
 PY="${PYTHON:-python}"
 
@@ -38,7 +64,7 @@ THREADS=$(( CORES / ${#CHAPTERS[@]} )); [ "$THREADS" -ge 1 ] || THREADS=1
 mkdir -p "$OUT"
 for c in "${CHAPTERS[@]}"; do rm -f "$OUT/$c.json" "$OUT/$c.rc" "$OUT/$c.log"; done
 
-echo "gpu_check: scale=$SCALE cap=${CAP}s chapters=${CHAPTERS[*]} threads/chapter=$THREADS out=$OUT"
+echo "gpu_check: scale=$SCALE budget=${DLTHEORY_BUDGET:-none} cap=${CAP}s chapters=${CHAPTERS[*]} threads/chapter=$THREADS out=$OUT"
 export DLTHEORY_SCALE="$SCALE" DLTHEORY_THREADS="$THREADS" OMP_NUM_THREADS="$THREADS"
 export MPLBACKEND=Agg DLTHEORY_PROGRESS=0 PYTHONUNBUFFERED=1
 
@@ -53,7 +79,8 @@ done
 wait
 WALL=$(( $(date +%s) - T0 ))
 
-"$PY" scripts/gpu_check_report.py "$OUT" "$SCALE" "$CAP" "$WALL" "${CHAPTERS[@]}"
+SAVE_DIR=""; [ "$SAVE" = 1 ] && SAVE_DIR="benchmarks/gpu"
+DLTHEORY_GPU_CHECK_SAVE="$SAVE_DIR" "$PY" scripts/gpu_check_report.py "$OUT" "$SCALE" "$CAP" "$WALL" "${CHAPTERS[@]}"
 for c in "${CHAPTERS[@]}"; do
   [ "$(cat "$OUT/$c.rc" 2>/dev/null)" = "0" ] || exit 1
 done

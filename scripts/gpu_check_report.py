@@ -3,15 +3,24 @@
     python scripts/gpu_check_report.py OUT_DIR SCALE CAP_S WALL_S CHAPTER...
 
 For each chapter: status and exit code (a chapter stopped at the time cap is "capped,
-resume by rerunning": its finished tasks are cached), wall seconds, peak GPU and host
-memory, tasks computed vs loaded from the cache, the claims summary from the ledger the
-chapter wrote in this run, and how many consecutive runs the chapter has needed at this
-scale (kept in OUT_DIR/history.json).
+resume by rerunning": its finished tasks are cached), wall seconds, the budget and the time
+its sweeps spent, rounds done per sweep (from the ledger's ``budget`` record), the median
+resolution of its evidence claims (the figure of merit: what a budget buys), peak GPU and
+host memory, tasks computed vs loaded from the cache, the verdict counts, and how many
+consecutive runs the chapter has needed at this scale (kept in OUT_DIR/history.json).
+
+``$DLTHEORY_GPU_CHECK_COMPARE`` names another report.json (e.g. the CPU run of the same
+command, committed under benchmarks/gpu/): its median resolution and rounds are shown side
+by side. ``$DLTHEORY_GPU_CHECK_SAVE`` names a folder (benchmarks/gpu) that receives a copy
+of the report as ``<scale>-<device>-<date>.{md,json}``.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import statistics
 import sys
 import time
 from collections import Counter
@@ -19,16 +28,36 @@ from pathlib import Path
 
 
 def claims_summary(ledger_paths: list[str]) -> dict | None:
-    """Verdict counts of evidence claims and of identities from the ledger JSON(s)."""
+    """Verdict counts per kind group, the median resolution of the evidence claims and the
+    ledger's budget record, from the ledger JSON(s) the chapter wrote in this run."""
     if not ledger_paths:
         return None
-    evidence, identity = Counter(), Counter()
+    evidence, other, res, budgets = Counter(), Counter(), [], []
     for p in ledger_paths:
         data = json.loads(Path(p).read_text())
+        budgets.append(data.get("budget"))
         for c in data.get("claims", []):
-            (identity if c.get("kind") == "identity" else evidence)[c["verdict"]] += 1
-    return {"evidence": dict(evidence), "identity": dict(identity),
+            if c.get("kind") in ("hard", "soft"):
+                evidence[c["verdict"]] += 1
+                r = c.get("resolution")
+                if c["verdict"] != "INCONCLUSIVE" and isinstance(r, (int, float)) and r == r:
+                    res.append(float(r))
+            else:
+                other[f"{c.get('kind')} {c['verdict']}"] += 1
+    return {"evidence": dict(evidence), "identity": dict(other),
+            "median_resolution": statistics.median(res) if res else None,
+            "resolved": len(res), "budget": budgets[0] if len(budgets) == 1 else budgets,
             "ledgers": [Path(p).name for p in ledger_paths]}
+
+
+def _rounds(budget: dict | None) -> str:
+    if not isinstance(budget, dict) or not budget.get("rounds"):
+        return "-"
+    return ", ".join(f"{k} {d}/{n}" for k, (d, n) in sorted(budget["rounds"].items()))
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{100 * x:.3g}%"
 
 
 def _fmt_counts(c: dict) -> str:
@@ -63,37 +92,85 @@ def main(out: str, scale: str, cap: str, wall: str, chapters: list[str]) -> dict
         history[key] = {"runs": runs, "done": done, "last": rec["status"]}
         rec["runs"] = runs
         rows.append(rec)
+    devices = sorted({str(r.get("device")) for r in rows if r.get("device")})
     report = {"scale": scale, "cap_s": float(cap), "wall_s": float(wall),
+              "budget_s": float(os.environ["DLTHEORY_BUDGET"]) if os.environ.get("DLTHEORY_BUDGET") else None,
+              "device": ", ".join(devices) or "unknown", "commit": _commit(),
               "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "chapters": rows}
+    other = _load_compare()
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     hist_path.write_text(json.dumps(history, indent=2) + "\n")
 
-    lines = [f"# GPU check: scale `{scale}`", "",
-             f"All chapters in parallel, cap {float(cap):.0f} s per chapter, "
-             f"{float(wall):.0f} s in all. Created {report['created']}.", "",
-             "| chapter | status | exit | wall s | peak GPU MiB | peak RSS MiB | tasks computed "
-             "| tasks cached | claims (evidence) | identities | runs |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [f"# GPU check: scale `{scale}` on {report['device']}", "",
+             f"All chapters in parallel, budget {report['budget_s'] or 'none'} s and cap "
+             f"{float(cap):.0f} s per chapter, {float(wall):.0f} s in all. Commit "
+             f"{report['commit']}, created {report['created']}.", "",
+             "| chapter | status | wall s | budget spent s | rounds done / planned | median resolution "
+             + (f"| vs {other['device']} " if other else "")
+             + "| peak GPU MiB | tasks computed / cached | claims (evidence) | identities, derivations | runs |",
+             "|---|---|---|---|---|---|" + ("---|" if other else "") + "---|---|---|---|---|"]
     for r in rows:
         t = r.get("tasks") or {}
-        c = r["claims"]
+        c = r["claims"] or {}
+        b = c.get("budget") if isinstance(c.get("budget"), dict) else {}
+        cmp = ""
+        if other:
+            o = other["chapters"].get(r["chapter"], {})
+            cmp = f"| {_pct(o.get('median_resolution'))} ({o.get('rounds', '-')}) "
         lines.append(
-            f"| {r['chapter']} | {r['status_text']} | {r['exit']} | "
-            f"{'' if r['wall_s'] is None else r['wall_s']} | "
+            f"| {r['chapter']} | {r['status_text']} | {'' if r['wall_s'] is None else r['wall_s']} | "
+            f"{'-' if not b else round(b.get('spent', 0.0), 1)} | {_rounds(b)} | "
+            f"{_pct(c.get('median_resolution'))} {cmp}| "
             f"{'-' if r.get('peak_gpu_mib') is None else r['peak_gpu_mib']} | "
-            f"{'' if r.get('peak_rss_mib') is None else r['peak_rss_mib']} | "
-            f"{t.get('computed', '')} | {t.get('cached', '')} | "
+            f"{t.get('computed', '')} / {t.get('cached', '')} | "
             f"{_fmt_counts(c['evidence']) if c else 'no ledger in this run'} | "
             f"{_fmt_counts(c['identity']) if c else ''} | {r['runs']} |")
     errs = [r for r in rows if r.get("error") and r["status"] not in ("capped",)]
     if errs:
         lines += ["", "## Errors", ""]
         lines += [f"- {r['chapter']}: {r['error']} (log: `{r['chapter']}.log`)" for r in errs]
-    lines += ["", "Devices: " + ", ".join(sorted({str(r.get('device')) for r in rows})), ""]
-    (out_dir / "report.md").write_text("\n".join(lines))
-    print("\n".join(lines))
+    lines += ["", "Median resolution: the median, over the evidence claims that resolved, of the "
+              "smallest relative error in the prediction the check would detect (lower is "
+              "better); rounds: seeds of every grid point completed within the budget.", ""]
+    text = "\n".join(lines)
+    (out_dir / "report.md").write_text(text)
+    save = os.environ.get("DLTHEORY_GPU_CHECK_SAVE")
+    if save:
+        slug = re.sub(r"[^a-z0-9]+", "-", report["device"].lower()).strip("-")
+        stem = Path(save) / f"{scale}-{slug}-{report['created'][:10]}"
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        stem.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
+        stem.with_suffix(".md").write_text(text)
+        print(f"[gpu_check] saved {stem}.md/.json")
+    print(text)
     return report
+
+
+def _commit() -> str:
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _load_compare() -> dict | None:
+    """The other device's report (``$DLTHEORY_GPU_CHECK_COMPARE``) as {device, chapters:
+    {name: {median_resolution, rounds}}}, or None."""
+    path = os.environ.get("DLTHEORY_GPU_CHECK_COMPARE")
+    if not path:
+        return None
+    data = json.loads(Path(path).read_text())
+    chapters = {}
+    for r in data.get("chapters", []):
+        c = r.get("claims") or {}
+        b = c.get("budget") if isinstance(c.get("budget"), dict) else None
+        chapters[r["chapter"]] = {"median_resolution": c.get("median_resolution"),
+                                  "rounds": _rounds(b)}
+    return {"device": data.get("device", Path(path).stem), "chapters": chapters}
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every check: lint, unit tests (incl. notebook pairing), every chapter under nbmake at
-# the smoke scale, a strict book build at smoke and the MathJax check of its formulas.
+# the smoke scale, every chapter at the paper scale with a 60 s budget (CPU), a strict book
+# build at smoke and the MathJax check of its formulas.
 # Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -23,6 +24,14 @@ trap 'python scripts/pair.py >/dev/null' EXIT
 python -m pytest -q -n "$JOBS" --nbmake --nbmake-timeout=1200 --overwrite book/
 python scripts/cache_executed.py "_build/.jupyter_cache/$DLTHEORY_SCALE" book/[0-9][0-9]_*.ipynb
 python scripts/pair.py >/dev/null
+echo "== every chapter at the paper scale on the CPU, ${DLTHEORY_PAPER_BUDGET:-60} s budget each"
+# the paper code paths (sizes, float32 sweeps, rounds under a budget) run here before any
+# GPU sees them; a chapter must finish within 1.25 x budget + start-up with no hard FAIL
+(
+  export DLTHEORY_GPU_CHECK_OUT=_build/paper_cpu DLTHEORY_CACHE_DIR=_build/paper_cpu/cache
+  export DLTHEORY_RESULTS_DIR=_build/paper_cpu/claims DLTHEORY_FIG_DIR=_build/paper_cpu/figures
+  bash scripts/gpu_check.sh paper --budget "${DLTHEORY_PAPER_BUDGET:-60}"
+)
 echo "== strict book build (scale $DLTHEORY_SCALE)"
 bash scripts/book.sh -W -n --keep-going
 echo "== MathJax check of every formula in the built book"

@@ -219,7 +219,9 @@ def test_inconclusive_hard_claims_and_rounds(tmp_path):
                      kind="soft").verdict == claims.INCONCLUSIVE
     assert led.check("rf", "all rounds", 9.0, 1.0, tol=0.1, rounds=(5, 5)).verdict == \
         claims.FAIL
-    for bad in [(5,), (-1, 5), (1, 0), (1.5, 2), (True, 2)]:
+    assert led.check("np", "numpy counts", 1.0, 1.0, tol=0.1,
+                     rounds=(np.int64(2), np.int64(4))).check.rounds == (2, 4)
+    for bad in [(5,), (-1, 5), (1, 0), (1.5, 2), (True, 2), ("a", 2)]:
         with pytest.raises((ValueError, TypeError), match="rounds"):
             led.check(f"bad{bad}", "bad rounds", 1.0, 1.0, tol=0.1, rounds=bad)
     with pytest.raises(ValueError, match="only evidence"):

@@ -55,6 +55,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import numbers
 import os
 import tempfile
 from dataclasses import asdict, dataclass, fields
@@ -124,8 +125,9 @@ class Check:
         if (self.tol is not None or self.rtol is not None) and self.predicted is None:
             raise ValueError("tol/rtol need a predicted value")
         r = self.rounds
-        if r is not None and (not isinstance(r, tuple) or len(r) != 2 or r[0] < 0 or r[1] < 1
-                              or any(isinstance(x, bool) or not isinstance(x, int) for x in r)):
+        if r is not None and (not isinstance(r, tuple) or len(r) != 2
+                              or any(isinstance(x, bool) or not isinstance(x, int) for x in r)
+                              or r[0] < 0 or r[1] < 1):
             raise ValueError(f"rounds must be (done >= 0, needed >= 1), got {r!r}")
         if self.reason is not None and (not isinstance(self.reason, str)
                                         or not self.reason.strip()):
@@ -335,7 +337,9 @@ class Ledger:
         (``measured`` may then be ``None`` or non-finite)."""
         return self._record(id, statement, kind, measured, note, allow_nonfinite,
                             predicted=predicted, tol=tol, rtol=rtol, lo=lo, hi=hi,
-                            rounds=None if rounds is None else tuple(rounds))
+                            rounds=None if rounds is None else tuple(
+                                int(x) if isinstance(x, numbers.Integral)
+                                and not isinstance(x, bool) else x for x in rounds))
 
     def inconclusive(self, id: str, statement: str, measured: Any = None, *, note: str,
                      predicted: Any = None, kind: str = "soft") -> Claim:

@@ -1,23 +1,41 @@
 #!/usr/bin/env bash
-# Build the book: bash scripts/book.sh [extra jupyter-book options]
-# Scale from DLTHEORY_SCALE (default: smoke under CI, else standard); one execution cache
-# per scale (jupyter-cache does not see environment variables or src/ changes).
+# Build the book: bash scripts/book.sh [extra jupyter-book options, e.g. -W -n --keep-going]
+#
+#   bash scripts/book.sh                            # smoke scale: a complete book in minutes
+#   DLTHEORY_SCALE=standard bash scripts/book.sh    # the published book (about 40 min on 2 cores)
+#   DLTHEORY_SCALE=paper bash scripts/book.sh       # the papers' sizes (one GPU)
+#
+# 1. installs what is missing (scripts/setup.sh);
+# 2. executes the chapters whose code changed, DLTHEORY_BOOK_JOBS (default 2) at a time,
+#    each reporting its progress, into the execution cache of this scale
+#    (_build/.jupyter_cache/<scale>; jupyter-cache sees neither environment variables nor
+#    src/ changes, hence one cache per scale; delete it to force a rerun);
+# 3. builds the HTML with jupyter-book, which takes every chapter from that cache (only the
+#    reproduction page is executed by the build itself, as it reads the fresh ledgers).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+t_start=$SECONDS
 source scripts/setup.sh
+export DLTHEORY_SCALE="${DLTHEORY_SCALE:-smoke}"
 SCALE=$(python -c "from dltheory import runtime; print(runtime.scale())")
 export DLTHEORY_SCALE="$SCALE"
 export DLTHEORY_STATIC=1   # a static page: explore cells draw their default figure, no widgets
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+CACHE="_build/.jupyter_cache/$SCALE"
 mkdir -p _build/config
-python - "$SCALE" <<'PY'
+python - "$SCALE" "$CACHE" <<'PY'
 import os, sys, yaml
-scale = sys.argv[1]
+scale, cache = sys.argv[1:]
 cfg = yaml.safe_load(open("_config.yml"))
-cfg["execute"]["cache"] = f"_build/.jupyter_cache/{scale}"
+cfg["execute"]["cache"] = cache
 # local Sphinx extensions are found relative to the config file, which moves to _build/config
 for name, path in (cfg.get("sphinx", {}).get("local_extensions") or {}).items():
     cfg["sphinx"]["local_extensions"][name] = os.path.abspath(path)
 yaml.safe_dump(cfg, open(f"_build/config/_config.{scale}.yml", "w"), sort_keys=False)
 PY
+echo "== executing the chapters at scale '$SCALE' (cache: $CACHE)"
+python scripts/execute_chapters.py "$CACHE"
+echo "== building the HTML (jupyter-book; chapters from the cache)"
 jupyter-book build . --config "_build/config/_config.$SCALE.yml" "$@"
-echo "book built at scale '$SCALE': open $(pwd)/_build/html/index.html"
+echo "== book built at scale '$SCALE' in $(( SECONDS - t_start )) s:" \
+     "open $(pwd)/_build/html/index.html"

@@ -1,17 +1,68 @@
 #!/usr/bin/env bash
 # Create ./.venv if needed and install the pinned toolchain and dltheory into it.
-# Sourced by scripts/book.sh and scripts/test.sh; safe to run again (pip skips what is there).
+# Sourced by scripts/book.sh and scripts/test.sh; safe to run again: when requirements.txt,
+# pyproject.toml and the Python version are unchanged since the last complete install, it
+# only checks that the packages import. Every step says what it installs, and a line at
+# least every 15 s says that it is still at it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# run LABEL CMD...: run CMD quietly (output to a log), with a progress line every 15 s and
+# pip's summary lines; on failure show the end of the log.
+run() {
+  local label=$1 log start rc=0 last=0
+  shift
+  log=$(mktemp)
+  start=$SECONDS
+  "$@" >"$log" 2>&1 &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    if (( SECONDS - start - last >= 15 )); then
+      last=$(( SECONDS - start ))
+      echo "   ... $label: ${last} s"
+    fi
+  done
+  wait "$pid" || rc=$?
+  # pip's one-line summaries (what it installed), shortened
+  grep -E "^(Successfully installed)" "$log" | cut -c1-300 | sed 's/^/   /' || true
+  if (( rc != 0 )); then
+    echo "   $label failed (exit $rc); the end of its output:" >&2
+    tail -n 30 "$log" | sed 's/^/   | /' >&2
+    rm -f "$log"
+    return "$rc"
+  fi
+  echo "   $label: done in $(( SECONDS - start )) s"
+  rm -f "$log"
+}
+
+t_setup=$SECONDS
 if [ ! -x .venv/bin/python ]; then
-  "${PYTHON:-python3}" -m venv .venv
+  echo "== creating the virtual environment ./.venv"
+  run "python -m venv .venv" "${PYTHON:-python3}" -m venv .venv
 fi
 # shellcheck disable=SC1091
 . .venv/bin/activate
 export PIP_DISABLE_PIP_VERSION_CHECK=1
-python -m pip install -q -U pip 2>&1 | grep -v "^WARNING: Location" || true
-# torch first, pinned: an unpinned torch pulls a multi-GB CUDA build
-python -m pip install -q torch==2.13.0 2>&1 | grep -v "^WARNING: Location" || true
-python -m pip install -q -r requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
-python -m pip install -q -e . 2>&1 | grep -v "^WARNING: Location" || true
-python -c "import dltheory, torch, jupyter_book" || { echo "setup failed: packages missing" >&2; exit 1; }
+STAMP=.venv/.dltheory-installed
+WANT=$(cat requirements.txt pyproject.toml <(python -V 2>&1) | sha256sum | cut -c1-16)
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] \
+   && python -c "import dltheory, torch, jupyter_book" 2>/dev/null; then
+  echo "== environment ./.venv is up to date (requirements.txt and pyproject.toml unchanged)"
+else
+  rm -f "$STAMP"
+  echo "== installing into ./.venv (a few minutes the first time; pip's own cache makes it faster)"
+  echo "-- pip itself"
+  run "pip" python -m pip install -U pip
+  echo "-- torch==2.13.0 first (pinned: an unpinned torch pulls a multi-GB CUDA build)"
+  run "torch" python -m pip install torch==2.13.0
+  echo "-- the pinned toolchain in requirements.txt: $(grep -cvE '^\s*(#|$)' requirements.txt) packages" \
+       "(numpy, scipy, pandas, matplotlib, jupyter-book, pytest, ...) and their dependencies"
+  run "requirements.txt" python -m pip install -r requirements.txt
+  echo "-- dltheory itself, editable (pip install -e .)"
+  run "dltheory" python -m pip install -e .
+  python -c "import dltheory, torch, jupyter_book" || {
+    echo "setup failed: packages missing" >&2; exit 1; }
+  echo "$WANT" > "$STAMP"
+  echo "== installed in $(( SECONDS - t_setup )) s"
+fi

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Execute the book's chapters, a few at a time, and put them into the execution cache.
+
+    python scripts/execute_chapters.py CACHE_DIR [--jobs 2] [--timeout 1200] [book/NN_x.py ...]
+
+``scripts/book.sh`` runs this before ``jupyter-book build``: the build then finds every
+chapter in the execution cache (jupyter-cache, keyed by the code of the chapter's cells)
+and only renders. Without it MyST-NB would execute the chapters one after the other, in
+silence, for as long as they take.
+
+- Chapters run in parallel (``--jobs``, default 2), longest first (by their last run time),
+  each in its own kernel with one thread (``OMP_NUM_THREADS=1``), in ``book/`` as MyST-NB
+  would run them, and from the same ``.py`` source, so the cache key is the one the build
+  computes.
+- Each chapter says what it is doing: a line when it enters a section (``## `` heading),
+  and a line at least every 20 s while a cell runs (section, cell number, elapsed time).
+- A chapter already in the cache (same code) is not run again; one that fails prints the
+  end of its traceback, is not cached, and makes this script exit 1 after the others
+  finished.
+- Kernels talk to this script over CurveZMQ (see ``scripts/sphinxext/kernel_encryption.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+HEARTBEAT_S = 20
+HEADING = re.compile(r"^##\s+(.+)$", re.M)
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+FRESH = {"reproduction"}   # re-executed by every build (scripts/sphinxext/fresh_pages.py)
+
+
+def chapters() -> list[Path]:
+    """The executable pages of the TOC (jupytext .py sources), without the fresh pages."""
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files: list[str] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                files.append(node["file"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(toc)
+    out = []
+    for f in files:
+        p = (ROOT / f).with_suffix(".py")
+        if p.exists() and p.stem not in FRESH and p.read_text().startswith("# ---\n# jupyter:"):
+            out.append(p)
+    return out
+
+
+def _label(src: Path) -> str:
+    return src.stem
+
+
+def _say(label: str, msg: str) -> None:
+    print(f"  [{label}] {msg}", flush=True)
+
+
+def read_source(src: Path):
+    """The notebook MyST-NB builds from ``src`` (same reader, so the same cache key)."""
+    import jupytext
+
+    return jupytext.reads(src.read_text(), fmt="py:percent")
+
+
+def run_one(src: Path, out: Path, timeout: int) -> int:
+    """Execute one chapter in this process, reporting progress; write the executed notebook."""
+    sys.path.insert(0, str(ROOT / "scripts" / "sphinxext"))
+    import kernel_encryption
+    import nbformat
+    from nbclient import NotebookClient
+
+    kernel_encryption.use_encryption()
+    label = _label(src)
+    nb = read_source(src)
+    original_meta = [copy.deepcopy(c.metadata) for c in nb.cells]
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    section = {}
+    current = "start"
+    for i, c in enumerate(nb.cells):
+        if c.cell_type == "markdown":
+            heads = HEADING.findall(c.source)
+            if heads:
+                current = heads[-1].strip()
+        section[i] = current
+    state = {"cell": None, "t_cell": time.time(), "last": time.time(), "section": None}
+    t0 = time.time()
+    lock = threading.Lock()
+
+    def say(msg):
+        with lock:
+            _say(label, f"{msg} ({time.time() - t0:.0f} s)")
+            state["last"] = time.time()
+
+    def on_start(cell, cell_index):
+        n = code.index(cell_index) + 1
+        state.update(cell=(cell_index, n), t_cell=time.time())
+        if section[cell_index] != state["section"]:
+            state["section"] = section[cell_index]
+            say(f"cell {n}/{len(code)}: {section[cell_index]}")
+
+    stop = threading.Event()
+
+    def heartbeat():
+        while not stop.wait(1.0):
+            if state["cell"] and time.time() - state["last"] >= HEARTBEAT_S:
+                idx, n = state["cell"]
+                say(f"still in cell {n}/{len(code)} ({section[idx]}), "
+                    f"{time.time() - state['t_cell']:.0f} s in this cell")
+
+    threading.Thread(target=heartbeat, daemon=True).start()
+    client = NotebookClient(nb, timeout=timeout, allow_errors=False, record_timing=False,
+                            resources={"metadata": {"path": str(src.parent)}},
+                            on_cell_execute=on_start)
+    say("starting kernel")
+    try:
+        client.execute()
+    except Exception as err:   # CellExecutionError, timeouts, a dead kernel
+        stop.set()
+        text = ANSI.sub("", str(err)).strip().splitlines()
+        _say(label, f"FAILED after {time.time() - t0:.0f} s in {state['section']}:")
+        for line in text[-25:]:
+            print(f"      {line}", flush=True)
+        return 1
+    stop.set()
+    for c, meta in zip(nb.cells, original_meta, strict=True):
+        c.metadata = meta   # the cache key hashes cell metadata: keep the source's
+    nb.metadata.setdefault("dltheory", {})["execution_seconds"] = round(time.time() - t0, 1)
+    nbformat.write(nb, out)
+    _say(label, f"done in {time.time() - t0:.0f} s")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("cache", type=Path, help="jupyter-cache folder of this scale")
+    ap.add_argument("files", nargs="*", type=Path, help="chapters (default: the TOC's)")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("DLTHEORY_BOOK_JOBS", 2)))
+    ap.add_argument("--timeout", type=int, default=1200, help="seconds per cell")
+    ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)   # worker mode
+    ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.one:
+        return run_one(args.one.resolve(), args.out, args.timeout)
+
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    cache = get_cache(str(args.cache))
+    times_file = args.cache / "dltheory_times.json"
+    times = json.loads(times_file.read_text()) if times_file.exists() else {}
+    todo = []
+    for src in [p.resolve() for p in (args.files or chapters())]:
+        try:
+            cache.match_cache_notebook(read_source(src))
+            print(f"  [{_label(src)}] unchanged since its last run: taken from the cache",
+                  flush=True)
+        except KeyError:
+            todo.append(src)
+    if not todo:
+        return 0
+    todo.sort(key=lambda p: -times.get(p.stem, 1e9))   # unknown or slow ones first
+    work = args.cache.parent / "executed"
+    work.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    print(f"executing {len(todo)} chapter(s), {args.jobs} at a time: "
+          + ", ".join(p.stem for p in todo), flush=True)
+    running: dict[Path, tuple[subprocess.Popen, float]] = {}
+    failed, pending = [], list(todo)
+    while pending or running:
+        while pending and len(running) < args.jobs:
+            src = pending.pop(0)
+            cmd = [sys.executable, __file__, str(args.cache), "--one", str(src),
+                   "--out", str(work / f"{src.stem}.ipynb"), "--timeout", str(args.timeout)]
+            running[src] = (subprocess.Popen(cmd, env=env, cwd=src.parent), time.time())
+        time.sleep(0.5)
+        for src, (proc, t_start) in list(running.items()):
+            if proc.poll() is None:
+                continue
+            del running[src]
+            if proc.returncode:
+                failed.append(src.stem)
+                continue
+            nb = nbformat.read(work / f"{src.stem}.ipynb", as_version=4)
+            seconds = nb.metadata.pop("dltheory", {}).get("execution_seconds",
+                                                          time.time() - t_start)
+            cache.cache_notebook_bundle(CacheBundleIn(nb, str(src),
+                                                      data={"execution_seconds": seconds}),
+                                        check_validity=False, overwrite=True)
+            times[src.stem] = seconds
+            times_file.write_text(json.dumps(times, indent=1))
+    if failed:
+        print("failed: " + ", ".join(failed) + " (the traceback's end is above)", flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

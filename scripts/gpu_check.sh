@@ -17,6 +17,7 @@
 #                                default: every book/0*.py)
 #   DLTHEORY_BUDGET              seconds per chapter (same as --budget)
 #   DLTHEORY_GPU_CHECK_CAP       per-chapter time cap in seconds (default 540, or from the budget)
+#   DLTHEORY_GPU_CHECK_SAVE_DIR  where --save copies the report (default benchmarks/gpu)
 #   DLTHEORY_GPU_CHECK_COMPARE   a report.json of another device (e.g. the CPU row in
 #                                benchmarks/gpu/) to show side by side
 #   DLTHEORY_GPU_CHECK_OUT       output folder (default _build/gpu)
@@ -79,7 +80,7 @@ done
 wait
 WALL=$(( $(date +%s) - T0 ))
 
-SAVE_DIR=""; [ "$SAVE" = 1 ] && SAVE_DIR="benchmarks/gpu"
+SAVE_DIR=""; [ "$SAVE" = 1 ] && SAVE_DIR="${DLTHEORY_GPU_CHECK_SAVE_DIR:-benchmarks/gpu}"
 DLTHEORY_GPU_CHECK_SAVE="$SAVE_DIR" "$PY" scripts/gpu_check_report.py "$OUT" "$SCALE" "$CAP" "$WALL" "${CHAPTERS[@]}"
 for c in "${CHAPTERS[@]}"; do
   [ "$(cat "$OUT/$c.rc" 2>/dev/null)" = "0" ] || exit 1

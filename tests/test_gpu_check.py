@@ -33,9 +33,9 @@ def test_capped_run_resumes_and_the_report_names_budget_rounds_and_resolution(tm
     _, row = _report(tmp_path)
     assert (row["status_text"], row["exit"], row["runs"]) == ("capped, resume by rerunning", 124, 1)
 
-    done = subprocess.run(["bash", SCRIPT, "smoke", "--budget", "30", "--save"],
-                          env=_env(tmp_path), capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path)
+    env = _env(tmp_path, DLTHEORY_GPU_CHECK_SAVE_DIR=str(tmp_path / "saved"))
+    done = subprocess.run(["bash", SCRIPT, "smoke", "--budget", "30", "--save"], env=env,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     rep, row = _report(tmp_path)
     assert (row["status"], row["exit"], row["runs"], rep["scale"]) == ("ok", 0, 2, "smoke")
@@ -46,13 +46,8 @@ def test_capped_run_resumes_and_the_report_names_budget_rounds_and_resolution(tm
     assert 0 < claims["median_resolution"] < 1
     md = (tmp_path / "gpu" / "report.md").read_text()
     assert "| 00_gradient_flow | ok |" in md and "budget 30.0 s" in md
-    saved = list((REPO / "benchmarks" / "gpu").glob("smoke-cpu-*.json"))
-    try:
-        assert saved, "--save writes benchmarks/gpu/<scale>-<device>-<date>.json"
-    finally:
-        for f in saved:                       # a test run is not a report to keep
-            f.unlink()
-            f.with_suffix(".md").unlink(missing_ok=True)
+    saved = list((tmp_path / "saved").glob("smoke-cpu-*"))
+    assert sorted(p.suffix for p in saved) == [".json", ".md"], saved
 
 
 def test_side_by_side_column_from_another_report(tmp_path):

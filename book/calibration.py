@@ -1,7 +1,6 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -56,22 +55,13 @@ SCALE = runtime.scale()
 CALIBRATED_AT = "smoke"   # the committed calibrations are smoke-scale chapter runs
 
 # %% tags=["hide-input"]
-import pandas as pd
 
-from dltheory import claims, ledgers
+from dltheory import calibration, claims, ledgers
 
 ROOT = runtime.repo_root()
-summary = per_claim = per_mutation = pd.DataFrame()
-if (ROOT / "scripts" / "calibrate.py").exists():
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import calibrate  # scripts/calibrate.py: the tool that wrote the files
-
-    summary, per_claim, per_mutation = calibrate.page_tables(
-        ROOT / "book" / "calibration", ledgers.expected_chapters(), CALIBRATED_AT)
-    runtime.display(claims.style_table(summary))
-else:   # e.g. Colab: only the notebook is there
-    print("The calibration files are in the repository (book/calibration/); open this page "
-          "in a checkout of it.")
+summary, per_claim, per_mutation = calibration.page_tables(
+    ROOT / "book" / "calibration", ledgers.expected_chapters(), CALIBRATED_AT)
+runtime.display(claims.style_table(summary))
 
 # %% [markdown]
 # **runs**: unmutated chapter runs (**off-default**: of them, runs away from the default

@@ -46,43 +46,74 @@ def config_module(chapter: str):
     return importlib.import_module(f"dltheory.{SUBPACKAGES[chapter]}.config")
 
 
-def run_setting(chapter: str, setting: dict, scale: str = "smoke",
-                timeout: int = 600) -> dict:
-    """Run one chapter at ``setting``; return {setting, wall_s, error, not_pass: [...]}."""
+def execute(chapter: str, parameters: dict, scale: str = "smoke", *, env: dict | None = None,
+            prepend: list | None = None, timeout: int = 600) -> dict:
+    """Run chapter ``chapter`` (two digits) with papermill, ``SCALE`` and ``parameters``
+    injected, private results/figure/cache folders, ``DLTHEORY_STATIC=1`` and one thread.
+
+    env : extra environment variables for the kernel (``None`` values unset one);
+    prepend : notebook cells put before the first cell.
+    Returns ``{"ledger": the claims ledger JSON or None, "error": None or one line,
+    "wall_s", "cpu_s"}`` (CPU of this process and its kernel). A hard FAIL raises
+    ``ClaimFailed`` after the ledger is written: that is not an error here.
+    """
+    import resource
+
+    import nbformat
     import papermill as pm
 
-    nb = notebook(chapter)
-    with tempfile.TemporaryDirectory(prefix="domain-") as tmp:
-        env = {"DLTHEORY_RESULTS_DIR": f"{tmp}/claims", "DLTHEORY_FIG_DIR": f"{tmp}/fig",
-               "DLTHEORY_CACHE_DIR": f"{tmp}/cache", "DLTHEORY_STATIC": "1",
-               "DLTHEORY_SCALE": scale}
-        old = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
-        t0, error = time.perf_counter(), None
+    nb = nbformat.read(str(notebook(chapter)), as_version=4)
+    nb.cells[:0] = list(prepend or [])
+
+    def cpu():
+        return sum(getattr(resource.getrusage(w), a) for w in
+                   (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN) for a in ("ru_utime", "ru_stime"))
+
+    with tempfile.TemporaryDirectory(prefix="chapter-run-") as tmp:
+        full_env = {"DLTHEORY_RESULTS_DIR": f"{tmp}/claims", "DLTHEORY_FIG_DIR": f"{tmp}/fig",
+                    "DLTHEORY_CACHE_DIR": f"{tmp}/cache", "DLTHEORY_STATIC": "1",
+                    "DLTHEORY_SCALE": scale, "DLTHEORY_THREADS": "1", "OMP_NUM_THREADS": "1",
+                    "MPLBACKEND": "Agg", **(env or {})}
+        old = {k: os.environ.get(k) for k in full_env}
+        _set_env(full_env)
+        t0, c0, error = time.perf_counter(), cpu(), None
         try:
-            pm.execute_notebook(str(nb), f"{tmp}/out.ipynb",
-                                parameters={"SCALE": scale, **setting}, cwd=str(ROOT),
-                                kernel_name="python3", progress_bar=False,
-                                execution_timeout=timeout)
+            pm.execute_notebook(nb, f"{tmp}/out.ipynb", cwd=str(ROOT), kernel_name="python3",
+                                parameters={"SCALE": scale, **parameters},
+                                progress_bar=False, execution_timeout=timeout)
         except Exception as err:   # a hard FAIL raises at the end; the ledger is written
             error = f"{type(err).__name__}: {str(err).strip().splitlines()[-1][:300]}"
         finally:
-            for k, v in old.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-        wall = time.perf_counter() - t0
-        ledgers = list(Path(f"{tmp}/claims").glob("*.json"))
-        not_pass = []
-        if ledgers:
-            for c in json.loads(ledgers[0].read_text())["claims"]:
-                if c["kind"] in ("hard", "identity") and c["verdict"] != "PASS":
-                    not_pass.append(f"{c['id']} [{c['kind']}] {c['verdict']} "
-                                    f"(measured {c['measured']}, {c['tolerance']})")
-        elif error is None:
-            error = "no ledger written"
-    return {"setting": setting, "wall_s": round(wall, 1), "error": error,
+            _set_env(old)
+        wall, cpu_s = time.perf_counter() - t0, cpu() - c0
+        ledgers = sorted(Path(f"{tmp}/claims").glob("*.json"))
+        ledger = json.loads(ledgers[0].read_text()) if ledgers else None
+    if ledger is not None and error and "ClaimFailed" in error:
+        error = None
+    elif ledger is None and error is None:
+        error = "no ledger written"
+    return {"ledger": ledger, "error": error, "wall_s": round(wall, 2), "cpu_s": round(cpu_s, 2)}
+
+
+def _set_env(values: dict) -> None:
+    """Set (value) or unset (None) each variable."""
+    for k, v in values.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+def run_setting(chapter: str, setting: dict, scale: str = "smoke",
+                timeout: int = 600) -> dict:
+    """Run one chapter at ``setting``; return {setting, wall_s, error, not_pass: [...]}:
+    every hard claim, identity or derivation that is not PASS."""
+    r = execute(chapter, setting, scale, timeout=timeout)
+    not_pass = [f"{c['id']} [{c['kind']}] {c['verdict']} (measured {c['measured']}, "
+                f"{c['tolerance']})"
+                for c in (r["ledger"] or {"claims": []})["claims"]
+                if c["kind"] in ("hard", "identity", "derivation") and c["verdict"] != "PASS"]
+    return {"setting": setting, "wall_s": round(r["wall_s"], 1), "error": r["error"],
             "not_pass": not_pass}
 
 

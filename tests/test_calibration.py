@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from scipy.stats import binomtest
 
-from dltheory import ledgers, mutations
+from dltheory import calibration, ledgers, mutations
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -26,7 +26,7 @@ COMMITTED = sorted((ROOT / "book" / "calibration").glob("*.json"))
 @pytest.mark.parametrize("path", COMMITTED, ids=[p.name for p in COMMITTED])
 def test_committed_calibration_schema(path):
     data = json.loads(path.read_text())
-    assert calibrate.validate(data) == []
+    assert calibration.validate(data) == []
     assert path.name == f"{data['chapter']}.{data['scale']}.json"
     assert data["chapter"] in ledgers.expected_chapters()
     # (a file may name entries since removed from the registry: the page shows it stale)
@@ -36,21 +36,21 @@ def test_committed_calibration_schema(path):
 
 def test_page_reads_every_chapter(tmp_path):
     (tmp_path / "gradient_flow.smoke.json").write_text("{not json")
-    summary, _, _ = calibrate.page_tables(tmp_path, ["gradient_flow", "sparse_scaling"])
+    summary, _, _ = calibration.page_tables(tmp_path, ["gradient_flow", "sparse_scaling"])
     assert list(summary.status) == ["error", "not calibrated yet"]
 
 
 def test_validate_names_problems():
-    assert calibrate.validate([]) == ["not a JSON object"]
+    assert calibration.validate([]) == ["not a JSON object"]
     good = {"chapter": "x", "scale": "smoke", "provenance": {"source_sha256": {}},
             "runs": [{"setting": {}, "seed": 0, "mutation": "", "verdicts": {"A": "FAIL"},
                       "wall_s": 1.0, "cpu_s": 1.0, "error": None}],
             "claims": {"A": {"kind": "hard", "runs": 1, "false_fail": 1,
                              "false_fail_upper95": 1.0, "caught_by": []}}}
-    assert calibrate.validate(good) == []
+    assert calibration.validate(good) == []
     bad = json.loads(json.dumps(good))
     bad["claims"]["A"].update(false_fail=2, caught_by=["gradient_flow:q_sign"])
-    probs = calibrate.validate(bad)
+    probs = calibration.validate(bad)
     assert any("false_fail" in p for p in probs) and any("caught_by" in p for p in probs)
 
 
@@ -59,14 +59,14 @@ def test_validate_names_problems():
 def test_clopper_pearson_matches_scipy(x, n):
     # the one-sided 95% upper bound is the upper end of the two-sided exact 90% interval
     want = binomtest(x, n).proportion_ci(confidence_level=0.90, method="exact").high
-    assert calibrate.clopper_pearson_upper(x, n) == pytest.approx(want, rel=1e-9)
+    assert calibration.clopper_pearson_upper(x, n) == pytest.approx(want, rel=1e-9)
     if x == 0:
-        assert calibrate.clopper_pearson_upper(0, n) == pytest.approx(1 - 0.05 ** (1 / n))
+        assert calibration.clopper_pearson_upper(0, n) == pytest.approx(1 - 0.05 ** (1 / n))
 
 
 def test_clopper_pearson_edges():
-    assert calibrate.clopper_pearson_upper(5, 5) == 1.0
-    assert calibrate.clopper_pearson_upper(0, 0) is None
+    assert calibration.clopper_pearson_upper(5, 5) == 1.0
+    assert calibration.clopper_pearson_upper(0, 0) is None
 
 
 def test_summarise_counts_false_fails_and_flips():
@@ -76,7 +76,7 @@ def test_summarise_counts_false_fails_and_flips():
     runs = [run("", {"A": "PASS", "B": "FAIL"}), run("", {"A": "FAIL", "B": "PASS"}, seed=1),
             run("", {"A": "PASS", "B": "PASS"}, setting={"K": 2}),
             run("m1", {"A": "FAIL", "B": "FAIL"}), run("m2", {"A": "PASS", "B": "PASS"})]
-    out = calibrate.summarise(runs, {"A": "hard", "B": "identity"}, {"A": [0.1, 0.3]})
+    out = calibration.summarise(runs, {"A": "hard", "B": "identity"}, {"A": [0.1, 0.3]})
     assert out["A"]["runs"] == 3 and out["A"]["false_fail"] == 1
     assert out["A"]["caught_by"] == ["m1"]
     assert out["B"]["caught_by"] == []          # B already FAILed unmutated at seed 0
@@ -90,7 +90,7 @@ def test_settings_start_with_corners_and_list_refusals():
 
     drawn = calibrate.draw_settings(config, 12, "smoke")
     assert len(drawn["settings"]) == 12
-    corners = [p for w, p in calibrate.box_points(config.Config) if w == "corner"]
+    corners = [p for w, p, _, _ in config.Config.box("smoke") if w == "corner"]
     ok = [c for c in corners if config.Config.is_valid(c, "smoke")[0]]
     assert drawn["settings"][: len(ok)] == ok and drawn["corners"] == len(ok)
     refused = [i["setting"] for i in drawn["invalid"]]
@@ -171,7 +171,7 @@ def test_calibrate_prologue_end_to_end(tmp_path, monkeypatch):
                          "--out", str(tmp_path)])
     assert rc == 0
     data = json.loads((tmp_path / "gradient_flow.smoke.json").read_text())
-    assert calibrate.validate(data) == []
+    assert calibration.validate(data) == []
     assert [r["mutation"] for r in data["runs"]] == ["", "gradient_flow:q_sign"]
     assert all(r["error"] is None and r["verdicts"] for r in data["runs"])
     assert data["claims"]["GF.identity"]["kind"] == "identity"

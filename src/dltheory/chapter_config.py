@@ -206,25 +206,27 @@ class ChapterConfig:
     @classmethod
     def corners(cls, scale: str = "smoke") -> list[dict]:
         """Every corner of the knob box that satisfies the joint constraints."""
-        return cls._box_points(scale)
+        return [p for where, p, ok, _ in cls.box(scale) if where == "corner" and ok]
 
     @classmethod
     def edge_midpoints(cls, scale: str = "smoke") -> list[dict]:
         """Valid midpoints of the box's edges: one knob at its (log-)midpoint, the others at
         an end."""
-        return [s for n in cls.KNOBS for s in cls._box_points(scale, middle=n)]
+        return [p for where, p, ok, _ in cls.box(scale) if where == "edge" and ok]
 
     @classmethod
-    def _box_points(cls, scale: str, middle: str | None = None) -> list[dict]:
+    def box(cls, scale: str = "smoke") -> list[tuple[str, dict, bool, str]]:
+        """``(where, setting, valid, reason)`` for every corner ("corner"), then every edge
+        midpoint ("edge") of the knob box, with ``is_valid``'s verdict at ``scale``."""
         names = list(cls.KNOBS)
-        ends_of = [n for n in names if n != middle]
         out = []
-        for ends in itertools.product((0, 1), repeat=len(ends_of)):
-            s = {n: (cls.KNOBS[n].lo, cls.KNOBS[n].hi)[e]
-                 for n, e in zip(ends_of, ends, strict=True)}
-            if middle is not None:
-                s[middle] = cls.KNOBS[middle].midpoint()
-            s = {n: s[n] for n in names}
-            if cls.is_valid(s, scale)[0]:
-                out.append(s)
+        for middle in (None, *names):
+            ends_of = [n for n in names if n != middle]
+            for ends in itertools.product((0, 1), repeat=len(ends_of)):
+                s = {n: (cls.KNOBS[n].lo, cls.KNOBS[n].hi)[e]
+                     for n, e in zip(ends_of, ends, strict=True)}
+                if middle is not None:
+                    s[middle] = cls.KNOBS[middle].midpoint()
+                s = {n: s[n] for n in names}
+                out.append(("corner" if middle is None else "edge", s, *cls.is_valid(s, scale)))
         return out

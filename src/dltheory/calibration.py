@@ -1,0 +1,193 @@
+"""Calibration records: the statistics of size and power, their schema, and the page.
+
+``scripts/calibrate.py`` runs a chapter over seeds, settings and planted errors and writes
+``book/calibration/<chapter>.<scale>.json``; this module holds what the tool and the
+calibration page (``book/calibration.py``) share: the exact Clopper-Pearson bound, the
+per-claim summary (false FAILs, the planted errors each claim catches), the schema check,
+the report lines and the page's tables. A record::
+
+    {"schema", "chapter", "scale", "provenance", "wall_s", "cpu_s", "settings": {...},
+     "runs": [{"setting", "seed", "mutation", "verdicts": {id: verdict}, "wall_s", "cpu_s",
+               "error", "flipped": [...]}],
+     "claims": {id: {"kind", "runs", "false_fail", "false_fail_upper95", "caught_by",
+                     "median_resolution"}},
+     "mutations": {id: {"target", "description", "size", "kind", "expected", "flipped",
+                        "error"}}}
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+SCHEMA = 1
+RUN_KEYS = ("setting", "seed", "mutation", "verdicts", "wall_s", "cpu_s", "error")
+CLAIM_KEYS = ("kind", "runs", "false_fail", "false_fail_upper95", "caught_by")
+TOP_KEYS = ("chapter", "scale", "provenance", "runs", "claims")
+
+
+# --------------------------------------------------------------------------- statistics
+def clopper_pearson_upper(failures: int, n: int, level: float = 0.95) -> float | None:
+    """Exact one-sided upper confidence bound on a rate from ``failures`` out of ``n``
+    (1 when every run failed; ``None`` without runs)."""
+    from scipy.stats import beta
+
+    if n <= 0:
+        return None
+    if failures >= n:
+        return 1.0
+    return float(beta.ppf(level, failures + 1, n - failures))
+
+
+def summarise(runs: list[dict], kinds: dict, resolutions: dict) -> dict:
+    """Per claim: runs, false FAILs, their 95% upper bound, the mutations that flip it, and
+    the median resolution over unmutated runs; also fills each mutated run's ``flipped``."""
+    plain = [r for r in runs if not r["mutation"]]
+    base = {(json.dumps(r["setting"], sort_keys=True), r["seed"]): r["verdicts"] for r in plain}
+    for r in runs:
+        if r["mutation"]:
+            ref = base.get((json.dumps(r["setting"], sort_keys=True), r["seed"]), {})
+            r["flipped"] = sorted(c for c, v in r["verdicts"].items()
+                                  if v == "FAIL" and ref.get(c) not in ("FAIL", None))
+    out = {}
+    for cid in sorted({c for r in runs for c in r["verdicts"]}):
+        seen = [r["verdicts"][cid] for r in plain if cid in r["verdicts"]]
+        fails = sum(v == "FAIL" for v in seen)
+        res = [x for x in resolutions.get(cid, []) if x is not None]
+        out[cid] = {"kind": kinds.get(cid, ""), "runs": len(seen), "false_fail": fails,
+                    "false_fail_upper95": clopper_pearson_upper(fails, len(seen)),
+                    "caught_by": sorted(r["mutation"] for r in runs
+                                        if r["mutation"] and cid in r.get("flipped", [])),
+                    "median_resolution": float(np.median(res)) if res else None}
+    return out
+
+
+def validate(data) -> list[str]:
+    """Schema problems of a calibration file (empty when well formed)."""
+    if not isinstance(data, dict):
+        return ["not a JSON object"]
+    probs = [f"missing key {k!r}" for k in TOP_KEYS if k not in data]
+    if probs:
+        return probs
+    if not isinstance(data["provenance"], dict) or "source_sha256" not in data["provenance"]:
+        probs.append("provenance lacks source_sha256")
+    for i, r in enumerate(data["runs"]):
+        missing = [k for k in RUN_KEYS if k not in r] if isinstance(r, dict) else ["all"]
+        if missing:
+            probs.append(f"run #{i} lacks {missing}")
+        elif not isinstance(r["verdicts"], dict) or not isinstance(r["setting"], dict):
+            probs.append(f"run #{i}: verdicts and setting must be objects")
+    mutations = {r.get("mutation") for r in data["runs"] if isinstance(r, dict)}
+    for cid, c in data["claims"].items():
+        missing = [k for k in CLAIM_KEYS if k not in c]
+        if missing:
+            probs.append(f"claim {cid} lacks {missing}")
+            continue
+        if not 0 <= c["false_fail"] <= c["runs"]:
+            probs.append(f"claim {cid}: false_fail {c['false_fail']} not in [0, runs]")
+        ub = c["false_fail_upper95"]
+        if c["runs"] and not (isinstance(ub, float) and c["false_fail"] / c["runs"] <= ub <= 1):
+            probs.append(f"claim {cid}: upper bound {ub!r} below the rate or above 1")
+        if not set(c["caught_by"]) <= mutations:
+            probs.append(f"claim {cid}: caught_by names mutations that did not run")
+    return probs
+
+
+# --------------------------------------------------------------------------- report and page
+def report_lines(data: dict) -> list[str]:
+    plain = [r for r in data["runs"] if not r["mutation"]]
+    lines = [f"{data['chapter']} @ {data['scale']}: {len(plain)} unmutated runs, "
+             f"{len(data['runs']) - len(plain)} mutated, {data['wall_s']} s wall, "
+             f"{data['cpu_s']} s CPU (chapter runs)"]
+    s = data["settings"]
+    if s.get("corners") is not None:
+        lines.append(f"settings: {s['corners']} corners, {s['edges']} edge midpoints, "
+                     f"{s['random']} random; {s['left_out']} corners/edges left out "
+                     f"(raise --settings); {len(s['invalid'])} refused by the Config")
+    for cid, c in data["claims"].items():
+        ub = c["false_fail_upper95"]
+        lines.append(f"  {cid:32s} {c['kind']:9s} {c['false_fail']}/{c['runs']} false FAIL "
+                     f"(<= {ub:.1%} at 95%)  caught by {len(c['caught_by'])}"
+                     if ub is not None else f"  {cid:32s} {c['kind']:9s} no unmutated run")
+    for mid, m in data["mutations"].items():
+        lines.append(f"  [mutation] {mid}: flipped {m['flipped'] or 'nothing'}"
+                     + (f" (error: {m['error']})" if m["error"] else ""))
+    errors = [r for r in data["runs"] if r["error"]]
+    for r in errors:
+        lines.append(f"  error: seed {r['seed']} {r['setting']} {r['mutation']}: {r['error']}")
+    return lines
+
+
+def load_dir(directory: str | Path, scale: str = "smoke") -> tuple[dict, dict]:
+    """``({chapter: record}, {file: problem})`` for every ``<chapter>.<scale>.json`` there."""
+    found, bad = {}, {}
+    for p in sorted(Path(directory).glob(f"*.{scale}.json")):
+        try:
+            data = json.loads(p.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            bad[p.name] = f"unreadable ({type(err).__name__})"
+            continue
+        probs = validate(data)
+        if not probs and p.name != f"{data['chapter']}.{data['scale']}.json":
+            probs = [f"holds {data['chapter']}.{data['scale']}"]
+        if probs:
+            bad[p.name] = "; ".join(probs)
+        else:
+            found[data["chapter"]] = data
+    return found, bad
+
+
+def _pct(x) -> str:
+    return "" if x is None else f"{x:.1%}" if x >= 0.001 else f"{x:.2g}"
+
+
+def page_tables(directory: str | Path, chapters: list[str], scale: str = "smoke"):
+    """What the calibration page shows: ``(summary, claims, mutations)`` DataFrames; a
+    chapter without a file is "not calibrated yet", one whose sources changed "stale"."""
+    import pandas as pd
+
+    from . import ledgers
+
+    found, bad = load_dir(directory, scale)
+    srows, crows, mrows = [], [], []
+    blank = dict.fromkeys(["chapter", "status", "runs", "off-default", "errors", "false FAILs",
+                           "caught / planted", "median res.", "created", "detail"], "")
+    for ch in chapters:
+        data = found.get(ch)
+        file_problem = bad.get(f"{ch}.{scale}.json")
+        if data is None:
+            srows.append({**blank, "chapter": ch, "detail": file_problem or "",
+                          "status": "error" if file_problem else "not calibrated yet"})
+            continue
+        plain = [r for r in data["runs"] if not r["mutation"]]
+        cl = data["claims"]
+        muts = data.get("mutations", {})
+        res = [c.get("median_resolution") for c in cl.values()
+               if c["kind"] in ("hard", "soft") and c.get("median_resolution") is not None]
+        stale = ledgers.staleness(data)
+        srows.append({"chapter": ch, "status": "stale" if stale else "calibrated",
+                      "runs": len(plain), "off-default": sum(bool(r["setting"]) for r in plain),
+                      "errors": sum(bool(r["error"]) for r in data["runs"]),
+                      "false FAILs": sum(c["false_fail"] for c in cl.values()),
+                      "caught / planted": (f"{sum(bool(m['flipped']) for m in muts.values())}"
+                                           f" / {len(muts)}") if muts else "not run",
+                      "median res.": _pct(float(np.median(res))) if res else "",
+                      "created": data["provenance"].get("created", ""),
+                      "detail": stale or ""})
+        for cid, c in cl.items():
+            crows.append({"chapter": ch, "claim": cid, "kind": c["kind"], "runs": c["runs"],
+                          "false FAIL": c["false_fail"],
+                          "95% upper": _pct(c["false_fail_upper95"]),
+                          "caught by": ", ".join(m.partition(":")[2] for m in c["caught_by"])
+                          or "none of the planted errors"})
+        for mid, m in muts.items():
+            mrows.append({"chapter": ch, "mutation": mid.partition(":")[2], "size": m["size"],
+                          "kind": m["kind"], "expected": ", ".join(m["expected"]) or "(none)",
+                          "flipped": ", ".join(m["flipped"]) or "nothing",
+                          "detail": m["error"] or ""})
+    for name, why in bad.items():
+        if name.split(".")[0] not in chapters:
+            srows.append({**blank, "chapter": name, "status": "error", "detail": why})
+    return pd.DataFrame(srows), pd.DataFrame(crows), pd.DataFrame(mrows)

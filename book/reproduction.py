@@ -1,7 +1,6 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: ipynb,py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -27,6 +26,10 @@
 # as evidence. **Resolution** is the smallest relative error in a prediction that its check
 # is sure to catch: `5%` means a theory off by 5% either way would have FAILed. Checks
 # that would let a 25% error through are marked *weak*.
+#
+# **In a notebook (Colab):** run the chapters first. Each chapter's last cell writes its
+# ledger in the runtime it ran in, and this page shows the ledgers it finds there. Until
+# there are any, it shows the results published with the rendered book.
 #
 # **Status of a chapter.** `ran` (its ledger matches the code being built), `failed` (a hard
 # claim failed), `stale` (the chapter file or the package changed after the ledger was
@@ -58,6 +61,35 @@ from dltheory import claims, ledgers
 
 summary, table = ledgers.show_page(SCALE, markdown=MARKDOWN)
 
+# %% tags=["remove-input"]
+# No local ledger (a fresh Colab runtime): show the book's published reproduction page.
+import html
+import os
+
+import dltheory
+
+PUBLISHED = f"{dltheory.BOOK_URL}book/reproduction.html"
+if not MARKDOWN and not len(table) and runtime.in_notebook():
+    from IPython.display import HTML
+
+    runtime.display(HTML(
+        f'<p>The published results (<a href="{PUBLISHED}">{PUBLISHED}</a>), until the '
+        f'chapters have run here:</p><iframe src="{PUBLISHED}" width="100%" height="600" '
+        'style="border:1px solid #ccc"></iframe>'))
+
+
+def chapter_link(name: str) -> str:
+    """The chapter's title, linked to its page (in the book) or its rendered page."""
+    book = runtime.repo_root() / "book"
+    src = next(iter(sorted(book.glob(f"[0-9][0-9]_{name}.py"))), None)
+    if src is None:
+        return html.escape(name)
+    title = next((ln[4:].strip() for ln in src.read_text().splitlines()
+                  if ln.startswith("# # ")), name)
+    in_book = os.environ.get("DLTHEORY_STATIC") == "1"   # set by the book build
+    href = f"{src.stem}.html" if in_book else f"{dltheory.BOOK_URL}book/{src.stem}.html"
+    return f'<a href="{href}">{html.escape(title)}</a>'
+
 # %% [markdown]
 # ## Every claim
 #
@@ -67,4 +99,5 @@ summary, table = ledgers.show_page(SCALE, markdown=MARKDOWN)
 
 # %% tags=["hide-input"]
 for chapter, rows in ([] if MARKDOWN else table.groupby("chapter", sort=False)):
-    runtime.display(claims.style_table(rows.drop(columns="chapter"), caption=chapter))
+    runtime.display(claims.style_table(rows.drop(columns="chapter"),
+                                       caption=chapter_link(chapter)))

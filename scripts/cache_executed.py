@@ -5,9 +5,11 @@
 ``scripts/test.sh`` runs every chapter once under nbmake (``--overwrite`` writes the
 outputs into the notebooks), then calls this, so the strict book build that follows takes
 those outputs from jupyter-cache instead of executing every chapter a second time. The
-cache key is the hash of the code cells, their metadata and the kernelspec, which the
-paired notebook shares with its ``.py`` source (``scripts/pair.py`` keeps code identical),
-so a chapter whose code differs from the notebook is simply executed again by the build.
+cache key is the hash of the code cells, their metadata and the kernelspec. The paired
+notebook has the code of its ``.py`` source except its install cell (``scripts/pair.py``
+writes a shorter one), so the cached notebook takes its code from the ``.py`` next to it:
+the key is then the one the build computes from that source. A notebook whose code cells do
+not line up with its source's is not cached (the build executes that chapter again).
 Only complete executions are cached (jupyter-cache checks the execution counts).
 """
 
@@ -21,6 +23,7 @@ def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print(__doc__)
         return 2
+    import jupytext
     import nbformat
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
@@ -30,6 +33,15 @@ def main(argv: list[str]) -> int:
         nb = nbformat.read(path, as_version=4)
         for cell in nb.cells:   # the executor adds timing metadata; the key hashes it
             cell.metadata = {k: v for k, v in cell.metadata.items() if k == "tags"}
+        src = Path(path).with_suffix(".py")
+        if src.exists():
+            ours = [c for c in nb.cells if c.cell_type == "code"]
+            theirs = [c for c in jupytext.read(src).cells if c.cell_type == "code"]
+            if len(ours) != len(theirs):
+                print(f"not cached: {Path(path).name} does not match {src.name}")
+                continue
+            for a, b in zip(ours, theirs, strict=True):
+                a.source = b.source
         rec = cache.cache_notebook_bundle(CacheBundleIn(nb, str(Path(path).resolve())),
                                           overwrite=True)
         print(f"cached {Path(path).name} (record {rec.pk})")

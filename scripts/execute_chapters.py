@@ -38,11 +38,12 @@ BOOK = ROOT / "book"
 HEARTBEAT_S = 20
 HEADING = re.compile(r"^##\s+(.+)$", re.M)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-FRESH = {"reproduction"}   # re-executed by every build (scripts/sphinxext/fresh_pages.py)
+FORCED = "execution_mode: force"   # pages MyST-NB executes on every build (they read ledgers)
 
 
 def chapters() -> list[Path]:
-    """The executable pages of the TOC (jupytext .py sources), without the fresh pages."""
+    """The executable pages of the TOC (jupytext .py sources), without those the build
+    executes itself every time (``mystnb: execution_mode: force`` in their header)."""
     import yaml
 
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
@@ -62,7 +63,8 @@ def chapters() -> list[Path]:
     out = []
     for f in files:
         p = (ROOT / f).with_suffix(".py")
-        if p.exists() and p.stem not in FRESH and p.read_text().startswith("# ---\n# jupyter:"):
+        text = p.read_text() if p.exists() else ""
+        if text.startswith("# ---\n# jupyter:") and FORCED not in text.split("# ---\n", 2)[1]:
             out.append(p)
     return out
 

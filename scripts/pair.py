@@ -11,9 +11,18 @@ A notebook viewer (Colab, GitHub, nbviewer, JupyterLab) does not know MyST, so t
 - admonitions (```` ```{admonition} Title ````, ``{note}``, ``{tip}``, ``{warning}``,
   ``{important}``, ``{exercise}``) become block quotes with a bold title;
 - ``{dropdown}`` and ``{solution}`` become folded HTML ``<details>`` blocks;
-- roles become text: ``{doc}`` links to the sibling notebook or page, ``{eq}`` gives
-  ``(label)``, ``{cite}`` gives ``[key]``, ``{ref}``/``{numref}`` their text;
-- the first Markdown cell gains a short "Running this notebook" note (GPU runtime, scale).
+- roles become text: ``{doc}`` links to the page in the rendered book, ``{eq}`` gives
+  ``(label)``, ``{cite}`` gives ``[key]`` linked to the book's bibliography,
+  ``{ref}``/``{numref}`` their text; relative links to the book's pages (``notation.md``,
+  ``01_conservation_laws.py``) become absolute links to the rendered book
+  (``dltheory.BOOK_URL``), since a notebook opened in Colab has no sibling files;
+- a short "Running this notebook" note follows the title, before anything else;
+- the install cell (the source's first code cell, tagged ``remove-cell``) is replaced by a
+  short, collapsed one that installs ``dltheory.INSTALL_SPEC``: the release tag of the
+  package version the notebook was written from (``v<__version__>``). The committed notebook
+  cannot name its own commit, but it can name the release it belongs to, and the version is
+  kept in one place (``dltheory.__version__``), so notebook and package stay in step: a
+  notebook saved from Colab keeps installing the package its text was written for.
 
 The notebook asks Colab for a GPU runtime (``accelerator`` metadata), holds no outputs,
 and is not marked as jupytext-paired (so saving it in Jupyter never rewrites the source).
@@ -31,27 +40,46 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
+sys.path.insert(0, str(ROOT / "src"))
+import dltheory  # noqa: E402  (the install spec and the book's address live there)
+
 ADMONITIONS = {"note": "Note", "tip": "Tip", "warning": "Warning", "important": "Important",
                "seealso": "See also", "hint": "Hint", "caution": "Caution"}
 FOLDED = {"dropdown", "solution"}
 FENCE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<arg>.*)$")
 ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<body>[^`]*)`")
 RUNNING = (
-    "\n\n> **Running this notebook.** In Colab choose *Runtime → Change runtime type → GPU*. "
-    "The first cell installs `dltheory` when it is missing. The scale is set in the "
-    "`parameters` cell: `SCALE = \"smoke\"` (a minute on a CPU), `\"standard\"` (the "
-    "rendered book, a few minutes) or `\"paper\"` (the paper's sizes, a GPU); by default it "
-    "comes from the environment variable `DLTHEORY_SCALE`."
+    "> **Running this notebook.** In Colab: *Runtime → Change runtime type → GPU*, then "
+    "*Runtime → Run all*; the first (collapsed) cell installs `dltheory` "
+    f"{dltheory.__version__}. Pick the size in the `parameters` cell: `SCALE = \"smoke\"` "
+    "(a minute on a CPU), `\"standard\"` (as in the rendered book, a few minutes) or "
+    "`\"paper\"` (the paper's sizes, a GPU); by default it comes from `DLTHEORY_SCALE`. "
+    f"The rendered book: <{dltheory.BOOK_URL}>."
 )
+INSTALL = f"""\
+# @title Install dltheory {dltheory.__version__} if it is missing {{ display-mode: "form" }}
+import importlib.util, subprocess, sys
+SPEC = "{dltheory.INSTALL_SPEC}"  # the release this notebook is from
+if importlib.util.find_spec("dltheory") is None:  # elsewhere: pip install -e . in the repo
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", SPEC], check=True)"""
+INSTALL_META = {"cellView": "form", "jupyter": {"source_hidden": True},
+                "tags": ["remove-cell"]}
+LINK = re.compile(r"\]\((?P<target>(?![a-z][\w+.-]*:|#|/)[^)\s]+?)"
+                  r"\.(?P<ext>md|py|ipynb)(?P<anchor>#[^)\s]*)?\)")
+
+
+def page_url(stem: str, anchor: str = "") -> str:
+    """The rendered book's address of page ``book/<stem>``."""
+    return f"{dltheory.BOOK_URL}book/{stem}.html{anchor}"
 
 
 def _doc_link(body: str) -> str:
     m = re.fullmatch(r"\s*(?P<text>.*?)\s*<(?P<target>[^>]+)>\s*", body)
     text, target = (m["text"], m["target"]) if m else (None, body.strip())
     stem = target.split("/")[-1]
-    for ext in (".ipynb", ".md"):
+    for ext in (".py", ".md"):
         if (BOOK / f"{stem}{ext}").exists():
-            return f"[{text or stem}]({stem}{ext})"
+            return f"[{text or stem}]({page_url(stem)})"
     return text or stem
 
 
@@ -62,7 +90,8 @@ def _role(m: re.Match) -> str:
     if role == "eq":
         return f"({body})"
     if role.startswith("cite"):
-        return "[" + ", ".join(k.strip() for k in body.split(",")) + "]"
+        keys = ", ".join(k.strip() for k in body.split(","))
+        return f"[[{keys}]]({page_url('bibliography')})"
     if role in ("ref", "numref", "term"):
         mm = re.fullmatch(r"\s*(.*?)\s*<[^>]+>\s*", body)
         return mm[1] if mm else body
@@ -103,23 +132,27 @@ def _markdown(src: str) -> str:
             j += 1
         out.extend(_convert_block(m["name"], m["arg"].strip(), lines[i + 1:j]))
         i = j + 1
-    return ROLE.sub(_role, "\n".join(out))
+    text = ROLE.sub(_role, "\n".join(out))
+    return LINK.sub(lambda m: f"]({page_url(Path(m['target']).name, m['anchor'] or '')})", text)
 
 
 def notebook_for(src: Path):
     """The Colab notebook of chapter source ``src`` (an nbformat NotebookNode)."""
     nb = jupytext.read(src)
-    first_md = True
+    first_md = first_code = True
     for i, cell in enumerate(nb.cells):
         cell.id = f"cell-{i:03d}"   # stable ids: the notebook changes only with its source
         cell.metadata = {k: v for k, v in cell.metadata.items() if k == "tags"}
         if cell.cell_type == "markdown":
             cell.source = _markdown(cell.source)
             if first_md:
-                cell.source += RUNNING
+                cell.source = _with_running_note(cell.source)
                 first_md = False
         elif cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
+            if first_code and is_install_cell(cell):
+                cell.source, cell.metadata = INSTALL, dict(INSTALL_META)
+            first_code = False
     meta = {"kernelspec": nb.metadata.get("kernelspec", {"display_name": "Python 3",
                                                           "language": "python",
                                                           "name": "python3"}),
@@ -129,6 +162,21 @@ def notebook_for(src: Path):
     nb.metadata = meta
     nb.nbformat, nb.nbformat_minor = 4, 5
     return nb
+
+
+def is_install_cell(cell) -> bool:
+    """The source's install cell: its first code cell, hidden in the book, installing
+    dltheory when it is missing."""
+    return ("remove-cell" in cell.metadata.get("tags", [])
+            and 'find_spec("dltheory")' in cell.source)
+
+
+def _with_running_note(source: str) -> str:
+    """The first Markdown cell with the running note right after its title."""
+    lines = source.split("\n")
+    at = 1 if lines and lines[0].startswith("# ") else 0
+    return "\n".join([*lines[:at], "", RUNNING, *([""] if lines[at:] and lines[at].strip()
+                                                   else []), *lines[at:]]).lstrip("\n")
 
 
 def render(src: Path) -> str:

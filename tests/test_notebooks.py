@@ -40,7 +40,7 @@ def test_pair_is_in_sync_and_stripped(src):
     assert [c.cell_type for c in py.cells] == [c.cell_type for c in nb.cells]
     for a, b in zip(py.cells, nb.cells, strict=True):
         assert a.metadata.get("tags", []) == b.metadata.get("tags", [])
-        if a.cell_type == "code":
+        if a.cell_type == "code" and b.source != pair.INSTALL:
             assert a.source == b.source
     for c in _code_cells(nb):
         assert c.get("outputs", []) == [], f"{twin.name} holds outputs: strip them"
@@ -70,7 +70,8 @@ def test_pair_rewrites_myst_for_viewers():
           "```{dropdown} Solution to 1\nThe answer is $2$.\n```\n\n"
           "```{note}\nA note.\n```")
     out = pair._markdown(md)
-    assert "[the notation](notation.md)" in out and "(P.1)" in out and "[a, b]" in out
+    assert f"[the notation]({dltheory.BOOK_URL}book/notation.html)" in out
+    assert "(P.1)" in out and "[[a, b]](" in out
     assert "> **Takeaway**" in out and "> It holds." in out and ":class:" not in out
     assert "<details><summary>Solution to 1</summary>" in out and "</details>" in out
     assert "> **Note**" in out and "```" not in out
@@ -78,14 +79,51 @@ def test_pair_rewrites_myst_for_viewers():
 
 @pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.name)
 def test_first_code_cell_is_the_colab_bootstrap(src):
+    """The source's first code cell is the (hidden) install cell; the notebook's is pair.py's
+    short, collapsed one, pinned to the release of this package version."""
     first = _code_cells(jupytext.read(src))[0]
-    assert "remove-cell" in first.metadata.get("tags", [])
-    assert BOOTSTRAP in first.source, f"{src.name}: bootstrap must install {BOOTSTRAP}"
+    assert pair.is_install_cell(first), f"{src.name}: first code cell must be the install cell"
     assert 'find_spec("dltheory") is None' in first.source
-    # installs only in Colab; elsewhere one line says how to install
-    assert '"google.colab" in sys.modules' in first.source
-    assert "pip install -e ." in first.source and ".venv/bin/activate" in first.source
-    assert "!" not in first.source and "%" not in first.source   # no magics
+    nb_first = _code_cells(nbformat.read(src.with_suffix(".ipynb"), as_version=4))[0]
+    assert nb_first.source == pair.INSTALL
+    assert BOOTSTRAP in nb_first.source and f"@v{dltheory.__version__}" in BOOTSTRAP
+    assert nb_first.metadata.get("cellView") == "form"              # collapsed in Colab
+    assert nb_first.metadata.get("jupyter", {}).get("source_hidden")  # and in Jupyter
+    assert len(nb_first.source.splitlines()) <= 6
+    assert "!" not in nb_first.source and "%" not in nb_first.source   # no magics
+
+
+def test_version_is_one_number():
+    """The install tag comes from dltheory.__version__, which pyproject.toml repeats."""
+    import tomllib
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert meta.get("version") == dltheory.__version__
+
+
+@pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.name)
+def test_sources_and_notebooks_are_not_jupytext_paired(src):
+    """pair.py writes the notebooks: no jupytext pairing in the source header, the notebook
+    metadata or jupytext.toml (Jupyter with jupytext would otherwise rewrite the notebook
+    from the source, MyST and all, when a reader saves the .py)."""
+    header = src.read_text().split("# ---\n", 2)[1]
+    assert "formats:" not in header, f"{src.name}: drop the 'formats:' line of its header"
+    nb = nbformat.read(src.with_suffix(".ipynb"), as_version=4)
+    assert "jupytext" not in nb.metadata
+    toml = ROOT / "jupytext.toml"
+    assert not toml.exists() or not re.search(r"^\s*formats\s*=", toml.read_text(), re.M)
+
+
+@pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.name)
+def test_notebook_links_work_outside_the_book(src):
+    """Colab opens one notebook: links to the book's pages are absolute."""
+    nb = nbformat.read(src.with_suffix(".ipynb"), as_version=4)
+    first_md = next(c for c in nb.cells if c.cell_type == "markdown")
+    assert first_md.source.split("\n\n")[1].startswith("> **Running this notebook.**")
+    for c in nb.cells:
+        if c.cell_type == "markdown":
+            rel = re.findall(r"\]\((?![a-z][\w+.-]*:|#)([^)\s]+)\)", c.source)
+            assert not rel, f"{src.name}: relative links {rel}"
 
 
 @pytest.mark.parametrize("src", SOURCES, ids=lambda p: p.name)
@@ -125,6 +163,7 @@ def test_install_url_lives_in_one_place():
     assert dltheory.INSTALL_SPEC.startswith("git+https://")
     cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert dltheory.REPO_URL == cfg["repository"]["url"]
+    assert dltheory.BOOK_URL == cfg["html"]["baseurl"]
 
 
 WORDS = re.compile(r"\b(issues?|brief|the lead)\b|/(?:work|tmp|home|root)/", re.I)

@@ -126,8 +126,8 @@ def run_one(src: Path, out: Path, timeout: int) -> int:
         while not stop.wait(1.0):
             if state["cell"] and time.time() - state["last"] >= HEARTBEAT_S:
                 idx, n = state["cell"]
-                say(f"still in cell {n}/{len(code)} ({section[idx]}), "
-                    f"{time.time() - state['t_cell']:.0f} s in this cell")
+                say(f"at cell {n}/{len(code)} ({section[idx]}) for "
+                    f"{time.time() - state['t_cell']:.0f} s")
 
     threading.Thread(target=heartbeat, daemon=True).start()
     client = NotebookClient(nb, timeout=timeout, allow_errors=False, record_timing=False,
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     if not todo:
         return 0
     todo.sort(key=lambda p: -times.get(p.stem, 1e9))   # unknown or slow ones first
-    work = args.cache.parent / "executed"
+    work = ROOT / "_build" / "executed" / args.cache.resolve().name   # absolute: workers run in book/
     work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
            "OPENBLAS_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}

@@ -44,6 +44,9 @@ fi
 # shellcheck disable=SC1091
 . .venv/bin/activate
 export PIP_DISABLE_PIP_VERSION_CHECK=1
+# no byte-compiling of every installed module (torch alone has thousands): Python compiles
+# what it imports, on first use; saves about a minute on 2 cores
+export PIP_NO_COMPILE=1
 STAMP=.venv/.dltheory-installed
 WANT=$(cat requirements.txt pyproject.toml <(python -V 2>&1) | sha256sum | cut -c1-16)
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] \

@@ -131,6 +131,12 @@ def route_b(old: Risks, f_S: Risks, new: Risks) -> RouteB:
     )
 
 
+def hoeffding_exponent(K: int, delta_R: float, B: float) -> float:
+    """K Delta_R^2 / (8 B^2): Hoeffding's exponent for a mean of K differences in [-B, B]
+    (range 2B) exceeding its expectation by Delta_R / 2, i.e. 2 K (Delta_R/2)^2 / (2B)^2."""
+    return K * delta_R**2 / (8.0 * B**2)
+
+
 def hoeffding_failure(K: int, delta_R: float, B: float) -> float:
     """2 exp(-K Delta_R^2 / (8 B^2)): probability that Route A's test transfer fails
     (capped at 1; equal to 1 when Delta_R <= 0)."""
@@ -139,7 +145,7 @@ def hoeffding_failure(K: int, delta_R: float, B: float) -> float:
     delta_R = validation.real("delta_R", delta_R, lo=-B, hi=B)
     if delta_R <= 0:
         return 1.0
-    return min(1.0, 2.0 * math.exp(-K * delta_R**2 / (8.0 * B**2)))
+    return min(1.0, 2.0 * math.exp(-hoeffding_exponent(K, delta_R, B)))
 
 
 def hoeffding_K(delta_R: float, B: float, delta: float = 0.05) -> float:
@@ -149,7 +155,7 @@ def hoeffding_K(delta_R: float, B: float, delta: float = 0.05) -> float:
     delta_R = validation.real("delta_R", delta_R, lo=-B, hi=B)
     if delta_R <= 0:
         return math.inf
-    return 8.0 * B**2 * math.log(2.0 / delta) / delta_R**2
+    return math.log(2.0 / delta) / hoeffding_exponent(1, delta_R, B)
 
 
 def norm_bound_proxy(n, *, a: float, b: float, B_z: float, L_loss: float = 1.0,

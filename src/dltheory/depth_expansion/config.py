@@ -89,6 +89,60 @@ class Config(ChapterConfig):
     n_lip: int = 512              # samples whose RMSNorm Jacobian is computed exactly
     B: float = 5.0                # losses are min(CE, B)
     fd_eta: float = 1e-5          # central finite difference (float64)
+    # ---- the theorems as predictions (simulations; see ``transfer``) ----------------------
+    # Routes: eps_M, eps_K are the (1 - route_delta)-quantiles of the uniform deviations over
+    # route_draws calibration draws of (S, test) from population half B; as many fresh draws
+    # judge coverage (failure frequency <= route_delta for Route A's deviation part,
+    # <= 2 route_delta for Route B) and tightness (bracket quantile / deviation term on the
+    # worst-case complementary pair) against its CLT prediction with relative tolerance
+    # route_rtol. Four seeds at 4000 draws gave tightness within 1.5% (B: 0.462-0.489 vs
+    # 0.469) and 4.6% (A: 0.831-0.878 vs 0.839) of the prediction, a seed spread of about
+    # 2.5%; at 2000 draws per seed, pooled over >= 2 seeds, 0.15 is more than five spreads
+    # (set before any chapter run). A deviation term off by a factor 2 moves it by 50-100%.
+    route_delta: float = 0.05
+    route_draws: int = 2000
+    route_rtol: float = 0.15
+    # Hoeffding on the worst-case +-B test losses: margins Delta_R = 2 B x / sqrt(K) at the
+    # chapter's K, hoeff_draws simulated test sets; tightness = bound / frequency at
+    # x = hoeff_x_tight against the exact binomial tail (relative Monte Carlo error ~1.5%
+    # at x = 2, so hoeff_rtol = 0.1 is six of them); at the K the bound asks for (failure
+    # route_delta) the frequency is predicted by the CLT, Phi(-sqrt(2 log(2/delta))), with
+    # relative Monte Carlo error ~3% at 400 000 draws (discreteness < 1% at K >~ 1e4).
+    # hoeff_margin: Delta_R used for that K when some seed's Delta_R is not positive.
+    hoeff_x: tuple = (1.0, 1.5, 2.0, 2.5)
+    hoeff_x_tight: float = 2.0
+    hoeff_draws: int = 400_000
+    hoeff_rtol: float = 0.1
+    hoeff_margin: float = 0.03
+    # RMSNorm where eps dominates: n_small_rms inputs with RMS from rms_lo to rms_hi times
+    # sqrt(eps) (and u = 0); the Jacobian bound must be attained to lip_tol there.
+    n_small_rms: int = 64
+    rms_lo: float = 1e-3
+    rms_hi: float = 0.1
+    # Low-rank null: the closed form (d-1)/(d-1+r+2) against lowrank_draws simulated rank-r
+    # covariances at d in {8, 16, width}, r in lowrank_ranks. Over 300 draws the closed form
+    # was within 1.1% of the simulated mean at d >= 8 (6% at d = 4, r = 9: not used), with a
+    # Monte Carlo s.e. below 1%; lowrank_rtol = 0.05 (r for r + 2 moves it by 3-25%).
+    lowrank_ranks: tuple = (1, 3, 9)
+    lowrank_draws: int = 600
+    lowrank_rtol: float = 0.05
+    # Lipschitz constant of the clipped loss in the logits (sqrt(2)(1 - e^-B)): the largest
+    # gradient norm over the population sample must lie in [loss_lip_lo, 1] times it (at
+    # every setting tried the trained models had confidently wrong samples reaching 0.9).
+    loss_lip_lo: float = 0.75
+    # ---- the pre-norm Transformer block (``transformer``; majority-vote sequences) -------
+    tf_d: int = 32
+    tf_depth: int = 2
+    tf_l: int = 1
+    tf_len: int = 12
+    tf_classes: int = 5
+    tf_noise: float = 0.1
+    tf_n_train: int = 2000
+    tf_n_test: int = 1000
+    tf_n_pop: int = 6000
+    tf_epochs: int = 5
+    tf_batch: int = 64
+    tf_seeds: int = 1
     # ---- scaling roles -------------------------------------------------------------------
     align_ns: tuple = (1000, 2000, 4000)
     align_steps: int = 240        # same number of AdamW steps at every n
@@ -174,10 +228,15 @@ class Config(ChapterConfig):
                      "batch", "n_eta", "n_curve", "n_perm", "n_lip", "align_seeds",
                      "align_steps", "grid_epochs",
                      "grid_seeds", "grid_res", "grid_batch", "obs_seeds", "obs_max_epochs", "prog_n", "prog_rounds",
-                     "prog_epochs", "conv_epochs", "conv_n_signal"):
+                     "prog_epochs", "conv_epochs", "conv_n_signal", "route_draws",
+                     "hoeff_draws", "n_small_rms", "lowrank_draws", "tf_d", "tf_len",
+                     "tf_n_train", "tf_n_test", "tf_n_pop", "tf_epochs", "tf_batch",
+                     "tf_seeds"):
             validation.integer(name, getattr(self, name), 1)
         for name in ("lr", "grid_lr", "B", "fd_eta", "eta_min", "eta_max", "fd_rtol", "z_min",
-                     "null_k", "lip_tol", "trend_k", "offdiag_max", "rms_margin", "power_t"):
+                     "null_k", "lip_tol", "trend_k", "offdiag_max", "rms_margin", "power_t",
+                     "route_rtol", "hoeff_rtol", "hoeff_margin", "rms_lo", "rms_hi",
+                     "lowrank_rtol", "loss_lip_lo"):
             validation.real(name, getattr(self, name), 0.0, math.inf, lo_open=True)
         if not self.eta_min < self.eta_max:
             raise ValueError(f"need eta_min < eta_max, got {self.eta_min}, {self.eta_max}")
@@ -191,6 +250,11 @@ class Config(ChapterConfig):
             raise ValueError(f"grid_arch must be 'mlp' or 'conv', got {self.grid_arch!r}")
         if self.obs_measure not in ("cos", "z"):
             raise ValueError(f"obs_measure must be 'cos' or 'z', got {self.obs_measure!r}")
+        if not 0 < self.route_delta < 0.25:
+            raise ValueError(f"route_delta must be in (0, 0.25), got {self.route_delta}")
+        if not 1 <= self.tf_l <= self.tf_depth - 1:
+            raise ValueError(f"tf_l must be an intermediate layer, 1 <= tf_l <= tf_depth - 1, "
+                             f"got tf_l = {self.tf_l}, tf_depth = {self.tf_depth}")
         if min(self.align_ns) < 10:
             raise ValueError(f"align_ns must be >= 10, got {self.align_ns}")
 

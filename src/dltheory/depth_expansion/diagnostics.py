@@ -102,3 +102,20 @@ def lowrank_offdiag(d: int, r: int) -> float:
     d = validation.integer("d", d, lo=1)
     r = validation.integer("r", r, lo=1)
     return (d - 1) / (d - 1 + r + 2)
+
+
+def simulate_offdiag(d: int, r: int, *, draws: int, seed) -> tuple[float, float]:
+    """Mean and standard error of the off-diagonal share of ||Sigma||_F^2 over ``draws``
+    random rank-r covariances Sigma = A A^T, A (d, r) standard Gaussian (the simulation that
+    ``lowrank_offdiag`` approximates)."""
+    from ..runtime import as_generator
+
+    d = validation.integer("d", d, lo=1)
+    r = validation.integer("r", r, lo=1)
+    rng = as_generator(seed)
+    A = rng.standard_normal((validation.integer("draws", draws, lo=2), d, r))
+    S = A @ A.transpose(0, 2, 1)
+    tot = (S**2).sum((1, 2))
+    diag = (np.diagonal(S, axis1=1, axis2=2) ** 2).sum(1)
+    share = 1 - diag / tot
+    return float(share.mean()), float(share.std(ddof=1) / np.sqrt(len(share)))

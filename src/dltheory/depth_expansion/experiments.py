@@ -355,6 +355,57 @@ def _regularity(cfg, model: SplitNet, X: torch.Tensor) -> dict:
             "rms_pre": rms_pre.astype(np.float32)}
 
 
+def _losses_B(cfg, pool: Pool, e: Expansion) -> np.ndarray:
+    """Per-sample clipped losses on population half B of f_old, f_pop, f_S, f_new:
+    (N_B, 4) float32 (the population of the routes' simulations)."""
+    half = len(pool.y_pop) // 2
+    XB, yB = pool.X_pop[half:], pool.y_pop[half:]
+    return torch.stack([sg.per_sample_loss(e.models[k], XB, yB, cfg.B)
+                        for k in ("old", "pop", "S", "new")], 1).cpu().numpy().astype(np.float32)
+
+
+def _small_rms(cfg, norm, seed: int) -> dict:
+    """RMSNorm where eps dominates: exact Jacobian norms of ``norm`` (float64) at inputs of
+    RMS from rms_lo to rms_hi times sqrt(eps) (random directions, log-spaced radii) and at
+    u = 0, against the bound and the eps-naive constant."""
+    n64 = copy.deepcopy(norm).double()
+    gen = torch.Generator().manual_seed(int(seed) + 77)
+    d = n64.gain.numel()
+    k = cfg.n_small_rms
+    u = torch.randn(k, d, generator=gen, dtype=torch.float64)
+    r = torch.logspace(math.log10(cfg.rms_lo), math.log10(cfg.rms_hi), k, dtype=torch.float64)
+    u = u / u.pow(2).mean(1, keepdim=True).sqrt() * (r * math.sqrt(n64.eps))[:, None]
+    u = torch.cat([u, torch.zeros(1, d, dtype=torch.float64)])
+    measured = diagnostics.rmsnorm_jacobian_norms(n64, u)
+    bound = diagnostics.rmsnorm_jacobian_bound(n64.gain, diagnostics.rms(u), n64.eps)
+    naive = diagnostics.eps_naive_bound(n64.gain, n64.eps)
+    ratio = measured / bound
+    return {"small_ratio_min": float(ratio.min()), "small_ratio_max": float(ratio.max()),
+            "naive_ratio_max": float(measured.max() / naive),
+            "naive_ratio_at0": float(measured[-1] / naive)}
+
+
+def _lipschitz(cfg, model: SplitNet, pool: Pool) -> dict:
+    """The constants the theorems assume: the largest gradient norm of the clipped loss in
+    the logits (population sample) and, at n_lip samples, the exact Jacobian norm of f_top
+    against its certified per-sample bound."""
+    from . import lipschitz as lp
+
+    with torch.no_grad():
+        logits = torch.cat([model(pool.X_pop[i:i + 8192]) for i in range(0, len(pool.y_pop),
+                                                                             8192)])
+    gl = lp.loss_grad_norms(logits, pool.y_pop, cfg.B)
+    m64 = copy.deepcopy(model).double()
+    with torch.no_grad():
+        z = m64.bottom(pool.X_pop[:cfg.n_lip].double(), cfg.l_star)
+    J = lp.top_jacobian_norms(m64, cfg.l_star, z)
+    bound = lp.top_lipschitz_bounds(m64, cfg.l_star, z)
+    return {"loss_grad_max": float(gl.max()), "loss_grad_share_above1": float((gl > 1).mean()),
+            "loss_lip": lp.loss_lipschitz(cfg.B), "top_jac_max": float(J.max()),
+            "top_ratio_max": float((J / bound).max()), "top_bound_max": float(bound.max()),
+            **_small_rms(cfg, model.blocks[cfg.l_star].norm, cfg.seed)}
+
+
 def expansion_task(cfg, task: dict) -> dict:
     """One trained old model (task["model"]: "old" with weight decay, or the interpolating
     "twin") of seed task["seed"], expanded at cfg.l_star: every number the chapter's
@@ -406,12 +457,14 @@ def measure_expansion(cfg, pool: Pool, old: SplitNet, hist: list[float], seed: i
            "eps_K_B": rb.eps_K, "failure_prob": ra.failure_prob, "K_needed": ra.K_needed,
            "null": e.null.astype(np.float32), "curves": e.curves or None,
            "z_max": float(e.sig_pop.z.norm(dim=1).max()),
+           "losses_B": _losses_B(cfg, pool, e),
            "U_norm": float(ZeroInitBlock(cfg.width, seed=seed + 1000).U.weight.detach().norm())}
     for name in ("old", "new", "control", "trained"):
         for part in ("train", "pop", "test"):
             row[f"{part}_{name}"] = getattr(r[name], part)
     if not twin:
         row.update(_regularity(cfg, old, pool.X_pop[:4000]))
+        row.update(_lipschitz(cfg, old, pool))
         if first:
             row.update(_function_preservation(cfg, old, pool.X_test[:128]))
     return row
@@ -585,3 +638,101 @@ def conv_task(cfg, task: dict) -> dict:
 def conv(cfg) -> pd.DataFrame:
     tasks = [{"channels": c, "seed": cfg.seed} for c in cfg.conv_widths]
     return _sweep(conv_task, tasks, cfg, "conv").set_index("channels")
+
+
+def transformer_task(cfg, task: dict) -> dict:
+    """The insertion in a small pre-norm Transformer (``transformer``): function
+    preservation, the first-order slope (float64 finite difference), Condition 1 held out
+    (direction from population half A, t on half B), and the population jumpboard (line
+    search on half A, margin on half B with a bootstrap interval)."""
+    from . import transformer as tf
+
+    s = task["seed"]
+    pool = tf.sequence_pool(cfg.tf_n_train, cfg.tf_n_test, cfg.tf_n_pop, seed=s,
+                            length=cfg.tf_len, n_classes=cfg.tf_classes, noise=cfg.tf_noise)
+    net = tf.prenorm_transformer(cfg.tf_classes, cfg.tf_len, cfg.tf_classes, d=cfg.tf_d,
+                                 depth=cfg.tf_depth, seed=s)
+    hist = train(net, pool.X_train, pool.y_train, epochs=cfg.tf_epochs, lr=cfg.lr, wd=cfg.wd,
+                 batch_size=cfg.tf_batch, seed=s)
+    l, B = cfg.tf_l, cfg.B
+    half = len(pool.y_pop) // 2
+    XA, yA, XB, yB = pool.X_pop[:half], pool.y_pop[:half], pool.X_pop[half:], pool.y_pop[half:]
+    blk = ZeroInitBlock(cfg.tf_d, seed=s + 1000)
+    with torch.no_grad():
+        fp = float((insert_block(net, l, blk)(pool.X_test[:256]) - net(pool.X_test[:256]))
+                   .abs().max())
+    sA = sg.first_order_signal(net, l, blk, XA, yA, B)
+    sB = sg.first_order_signal(net, l, blk, XB, yB, B)
+    slope_B, t = sg.directional_t(sB.g, sB.phi, sA.v)
+    net64, blk64 = copy.deepcopy(net).double(), copy.deepcopy(blk).double()
+    k = min(half, 1000)
+    s64 = sg.first_order_signal(net64, l, blk64, XA[:k], yA[:k], B)
+    fd = sg.slope_fd(net64, l, blk64, XA[:k], yA[:k], s64.v, cfg.fd_eta, B)
+    jb = sg.jumpboard(net, l, blk, XA, yA, sA.v, cfg.etas, B)
+    m = insert_block(net, l, jb.block(blk))
+    diff = (sg.per_sample_loss(net, XB, yB, B) - sg.per_sample_loss(m, XB, yB, B)).double()
+    mean, lo, hi = sg.bootstrap_mean_ci(diff.numpy(), seed=s, level=cfg.ci_level)
+    null = sg.permutation_null(sA, n_perm=cfg.n_perm_eff, seed=s)
+    return {"train_ce": hist[-1], "train": sg.risk(net, pool.X_train, pool.y_train, B),
+            "test": sg.risk(net, pool.X_test, pool.y_test, B),
+            "pop": sg.risk(net, XB, yB, B), "fp": fp, "gamma": sA.gamma, "gamma64": s64.gamma,
+            "fd_slope": fd, "heldout_slope": slope_B, "t_cond1": t, "eta": jb.eta,
+            "delta_R": mean, "delta_R_lo": lo, "delta_R_hi": hi,
+            "z_perm": _zscore(sA.gamma, null)}
+
+
+def transformer(cfg) -> pd.DataFrame:
+    """One row per seed (cfg.tf_seeds seeds from cfg.seed)."""
+    tasks = [{"seed": s} for s in range(cfg.seed, cfg.seed + cfg.tf_seeds)]
+    return _sweep(transformer_task, tasks, cfg, "transformer").set_index("seed")
+
+
+def theorem_sims(cfg, ex: pd.DataFrame) -> dict:
+    """The simulations that make the theorems falsifiable (``transfer``; all in numpy, from
+    the expansion table): per old model, coverage and tightness of both routes on its own
+    instance and on its worst case (the complementary pair built from f_new's losses on
+    half B); the Hoeffding transfer on the worst-case +-B test losses at the chapter's K
+    (Delta_R = 2 B x / sqrt(K) for x in cfg.hoeff_x) and at the K the bound asks for at the
+    chapter's margin; the same transfer event on each instance's own loss differences; and
+    the low-rank null against simulated rank-r covariances."""
+    from . import transfer as tr
+
+    old = ex.xs("old", level="model")
+    rows = []
+    for seed, r in old.iterrows():
+        L = np.asarray(r.losses_B, dtype=np.float64)
+        L = np.concatenate([L, tr.complementary(np.clip(L[:, 3], 0, cfg.B), cfg.B)], 1)
+        sims = tr.simulate_routes(L, n=cfg.n_train, K=cfg.n_test, delta=cfg.route_delta,
+                                  draws=cfg.route_draws, seed=int(seed) + 31)
+        ev = tr.simulate_transfer_event(L[:, 3] - L[:, 0], cfg.n_test, max(r.delta_R, 0.0),
+                                        draws=cfg.route_draws, seed=int(seed) + 32)
+        row = {"seed": seed, "event_fail": ev,
+               "event_bound": bounds.hoeffding_failure(cfg.n_test, min(max(r.delta_R, 0.0),
+                                                                        cfg.B), cfg.B)}
+        for k, v in sims.items():
+            row.update({f"{k}_{f}": getattr(v, f) for f in ("coverage_fail", "allowed",
+                                                           "tightness", "predicted", "eps_M",
+                                                           "eps_K")})
+        rows.append(row)
+    routes = pd.DataFrame(rows).set_index("seed")
+    K, B = cfg.n_test, cfg.B
+    deltas = [2 * B * x / math.sqrt(K) for x in cfg.hoeff_x]
+    freq = tr.simulate_hoeffding(K, deltas, B, draws=cfg.hoeff_draws, seed=cfg.seed + 41)
+    hoeff = pd.DataFrame({"x": cfg.hoeff_x, "K": K, "delta_R": deltas, "freq": freq,
+                          "bound": [bounds.hoeffding_failure(K, d, B) for d in deltas],
+                          "exact": [tr.rademacher_tail(K, d / 2, B) for d in deltas]})
+    dR = float(old.delta_R.median()) if (old.delta_R > 0).all() else cfg.hoeff_margin
+    Kstar = int(math.ceil(bounds.hoeffding_K(dR, B, cfg.route_delta)))
+    fK = float(tr.simulate_hoeffding(Kstar, [dR], B, draws=cfg.hoeff_draws,
+                                     seed=cfg.seed + 42)[0])
+    hoeff_K = {"delta_R": dR, "K": Kstar, "freq": fK,
+               "bound": bounds.hoeffding_failure(Kstar, dR, B)}
+    rng = np.random.default_rng(cfg.seed + 43)
+    lr_rows = []
+    for d in sorted({8, 16, cfg.width}):
+        for rk in cfg.lowrank_ranks:
+            m, se = diagnostics.simulate_offdiag(d, rk, draws=cfg.lowrank_draws, seed=rng)
+            lr_rows.append({"d": d, "r": rk, "simulated": m, "se": se,
+                            "closed_form": diagnostics.lowrank_offdiag(d, rk)})
+    return {"routes": routes, "hoeffding": hoeff, "hoeffding_K": hoeff_K,
+            "lowrank": pd.DataFrame(lr_rows)}

@@ -61,6 +61,38 @@ def _hoeffding_log_1_over_delta(hoeffding_K):
     return wrong
 
 
+def _route_b_half_deviation(rhs):
+    return property(lambda self: -self.delta_test - self.delta_erm + (self.eps_M + self.eps_K))
+
+
+def _route_a_single_eps(rhs):
+    return property(lambda self: -self.delta_R / 2 - self.delta_erm + self.eps_M)
+
+
+def _hoeffding_exponent_2(hoeffding_exponent):
+    def wrong(K, delta_R, B):
+        return K * delta_R**2 / (2.0 * B**2)
+    return wrong
+
+
+def _rmsnorm_eps_over_d(rmsnorm_jacobian_bound):
+    def wrong(gain, r, eps):
+        return rmsnorm_jacobian_bound(gain, r, eps / gain.numel())
+    return wrong
+
+
+def _lowrank_r(lowrank_offdiag):
+    def wrong(d, r):
+        return (d - 1) / (d - 1 + r)
+    return wrong
+
+
+def _loss_lipschitz_no_sqrt2(loss_lipschitz):
+    def wrong(B):
+        return loss_lipschitz(B) / math.sqrt(2.0)
+    return wrong
+
+
 ENTRIES = [
     Mutation("depth_expansion:signal_constant_low_15pct", f"{D}.signal:signal_matrix",
              "first-order signal matrix 15% low", "-15%", "constant",
@@ -90,10 +122,33 @@ ENTRIES = [
     Mutation("depth_expansion:route_b_bracket_sign", f"{D}.bounds:route_b",
              "Route B bracket with the wrong sign", "sign of one term", "sign", _route_b_sign,
              ("DE.routeB.identity",)),
-    # No current claim catches this one: the Hoeffding test-set size is shown in a table
-    # (the "K needed" column), not checked.
     Mutation("depth_expansion:hoeffding_log_1_over_delta", f"{D}.bounds:hoeffding_K",
              "Hoeffding test-set size with log(1/delta) for log(2/delta)",
              "constant of the bound (x0.81 at delta = 0.05)", "bound constant",
-             _hoeffding_log_1_over_delta, ()),
+             _hoeffding_log_1_over_delta, ("DE.hoeffding.K",)),
+    # The four errors of issue #21, which no verdict noticed before the theorems were
+    # checked as predictions:
+    Mutation("depth_expansion:route_b_half_deviation", f"{D}.bounds:RouteB.rhs",
+             "Route B's deviation term 2 (eps_M + eps_K) halved", "factor 1/2",
+             "bound constant", _route_b_half_deviation, ("DE.routeB.tightness",)),
+    Mutation("depth_expansion:hoeffding_constant_2", f"{D}.bounds:hoeffding_exponent",
+             "Hoeffding transfer exponent K Delta^2 / (2 B^2) for K Delta^2 / (8 B^2) (and the "
+             "test-set size it implies divided by 4)", "factor 4 in the exponent",
+             "bound constant", _hoeffding_exponent_2,
+             ("DE.hoeffding.coverage", "DE.hoeffding.tightness", "DE.hoeffding.K")),
+    Mutation("depth_expansion:rmsnorm_eps_over_d", f"{D}.diagnostics:rmsnorm_jacobian_bound",
+             "RMSNorm Jacobian bound with eps / d for eps", "eps / d", "bound constant",
+             _rmsnorm_eps_over_d, ("DE.norm_lipschitz.small_rms", "DE.eps_naive")),
+    Mutation("depth_expansion:lowrank_null_r", f"{D}.diagnostics:lowrank_offdiag",
+             "low-rank null's off-diagonal share with r for r + 2", "r + 2 -> r",
+             "off-by-one", _lowrank_r, ("DE.lowrank_null",)),
+    # Two more of this chapter's own:
+    Mutation("depth_expansion:route_a_single_eps", f"{D}.bounds:RouteA.rhs",
+             "Route A's deviation term eps_M for 2 eps_M (one model's gap, not the bracket's)",
+             "factor 1/2", "bound constant", _route_a_single_eps,
+             ("DE.routeA.coverage", "DE.routeA.tightness")),
+    Mutation("depth_expansion:loss_lipschitz_no_sqrt2", f"{D}.lipschitz:loss_lipschitz",
+             "cross-entropy's Lipschitz constant in the logits without the sqrt(2) (the "
+             "sup-norm constant used as if Euclidean)", "factor 1/sqrt(2)", "bound constant",
+             _loss_lipschitz_no_sqrt2, ("DE.lipschitz.loss",)),
 ]

@@ -80,12 +80,15 @@ def activation_grads_loop(model: SplitNet, l: int, X: torch.Tensor, y: torch.Ten
 def signal_matrix(g: torch.Tensor, phi: torch.Tensor) -> torch.Tensor:
     """C = (1/n) sum_i g_i phi_i^T.
 
-    MLP: g (n, d), phi (n, k) -> (d, k). Conv with a 1x1 V: g (n, d, H, W), phi (n, k, H, W)
+    MLP: g (n, d), phi (n, k) -> (d, k); token sequences: g (n, T, d), phi (n, T, k) ->
+    (d, k), summing over tokens. Conv with a 1x1 V: g (n, d, H, W), phi (n, k, H, W)
     -> (d, k, 1, 1), summing over positions (the gradient of the mean loss w.r.t. V's kernel).
     """
     n = g.shape[0]
     if g.dim() == 2:
         return g.T @ phi / n
+    if g.dim() == 3:   # token sequences (n, T, d): sum over tokens
+        return torch.einsum("ntd,ntk->dk", g, phi) / n
     return torch.einsum("nchw,nkhw->ck", g, phi)[..., None, None] / n
 
 
@@ -254,12 +257,13 @@ def null_mean_square(g: torch.Tensor, phi: torch.Tensor) -> float:
 
 def directional_t(g: torch.Tensor, phi: torch.Tensor, v: torch.Tensor) -> tuple[float, float]:
     """Held-out first-order test of Condition 1: for a direction ``v`` chosen on *other*
-    data, the per-sample slopes s_i = <g_i, v phi_i> (MLP shapes) have mean <C, v>; returns
+    data, the per-sample slopes s_i = <g_i, v phi_i> (MLP shapes; token sequences sum over
+    tokens) have mean <C, v>; returns
     (mean, t) with t = mean / (sd / sqrt(n)). Under "no first-order signal" (C = 0) the mean
     is 0 and t is about standard normal, whatever the network."""
-    if g.dim() != 2:
-        raise ValueError(f"g must be (n, d), got {tuple(g.shape)}")
-    s = ((g @ v) * phi).sum(1).double()
+    if g.dim() not in (2, 3):
+        raise ValueError(f"g must be (n, d) or (n, T, d), got {tuple(g.shape)}")
+    s = ((g @ v) * phi).flatten(1).sum(1).double()
     n = s.shape[0]
     sd = float(s.std())
     mean = float(s.mean())

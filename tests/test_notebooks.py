@@ -177,3 +177,30 @@ def test_no_internal_words_or_machine_paths_reach_readers():
             if WORDS.search(line) and "noqa: words" not in line:
                 hits.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()[:100]}")
     assert not hits, "\n".join(hits)
+
+
+PAPERS = {"tran2026conservation": "2606.17816", "anguita2026pretraining": "2602.20062",
+          "sous2026asymmetric": "2605.23591", "cheng2026mechanism": "2605.08297"}
+
+
+def _bib() -> dict[str, str]:
+    text = (BOOK / "references.bib").read_text()
+    return {m[1]: m[2] for m in re.finditer(r"^@\w+\{([\w:-]+),(.*?)^\}", text, re.M | re.S)}
+
+
+def test_bibliography_links_every_work():
+    """Every entry has a URL (arXiv page or DOI); the four papers link their arXiv page."""
+    bib = _bib()
+    assert len(bib) == len(set(bib))
+    for key, body in bib.items():
+        assert re.search(r"^\s*url\s*=\s*\{https://", body, re.M), f"{key}: no url"
+    for key, arxiv in PAPERS.items():
+        assert f"https://arxiv.org/abs/{arxiv}" in bib.get(key, ""), key
+
+
+def test_every_cited_key_is_in_the_bibliography():
+    bib = _bib()
+    for p in [*BOOK.glob("*.py"), *BOOK.glob("*.md")]:
+        for body in re.findall(r"\{cite[:\w]*\}`([^`]+)`", p.read_text()):
+            for key in (k.strip() for k in body.split(",")):
+                assert key in bib, f"{p.name}: {{cite}} key {key!r} not in book/references.bib"

@@ -92,14 +92,53 @@ def _role(m: re.Match) -> str:
     if role.startswith("cite"):
         keys = ", ".join(k.strip() for k in body.split(","))
         return f"[[{keys}]]({page_url('bibliography')})"
+    if role.removeprefix("py:") in ("func", "class", "meth", "mod", "obj", "attr", "data"):
+        mm = re.fullmatch(r"\s*(.*?)\s*<([^>]+)>\s*", body)
+        text, target = (mm[1], mm[2]) if mm else (body.strip().lstrip("~"), body.strip())
+        target = target.lstrip("~.")
+        text = text if mm else (target.rsplit(".", 1)[-1] if body.strip().startswith("~")
+                                else target)
+        return f"[`{text}`]({page_url('api', '#' + target)})"
     if role in ("ref", "numref", "term"):
         mm = re.fullmatch(r"\s*(.*?)\s*<[^>]+>\s*", body)
         return mm[1] if mm else body
     return f"`{body}`"
 
 
+def _source_of(path: str, options: dict[str, str]) -> tuple[str, str]:
+    """The code a ``{literalinclude}`` shows (``:pyobject:`` or ``:lines:`` of a file given
+    relative to ``book/``) and its address on GitHub at this version's release tag."""
+    import ast
+
+    file = (BOOK / path).resolve()
+    lines = file.read_text().splitlines()
+    first, last = 1, len(lines)
+    if "pyobject" in options:
+        *outer, name = options["pyobject"].split(".")
+        nodes = ast.parse(file.read_text()).body
+        for part in outer:   # Class.method
+            nodes = next(n.body for n in nodes if getattr(n, "name", None) == part)
+        node = next(n for n in nodes if getattr(n, "name", None) == name)
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        last = node.end_lineno
+    elif "lines" in options:
+        a, _, b = options["lines"].partition("-")
+        first, last = int(a), int(b or a)
+    rel = file.relative_to(ROOT).as_posix()
+    url = f"{dltheory.REPO_URL}/blob/v{dltheory.__version__}/{rel}#L{first}-L{last}"
+    return "\n".join(lines[first - 1:last]), url
+
+
 def _convert_block(name: str, arg: str, body: list[str]) -> list[str]:
-    body = [ln for ln in body if not re.match(r"^:[\w-]+:", ln)]   # directive options
+    n_opts = 0   # directive options: the lines right after the opening fence
+    while n_opts < len(body) and re.match(r"^:[\w-]+:", body[n_opts]):
+        n_opts += 1
+    opts = dict(re.match(r"^:([\w-]+):\s*(.*)$", ln).groups() for ln in body[:n_opts])
+    body = body[n_opts:]
+    if name == "literalinclude":   # the package's own source, read now (not a copy to keep)
+        code, url = _source_of(arg, opts)
+        return [f"```{opts.get('language', 'python')}", code, "```", "",
+                f"([source on GitHub]({url}))"]
     while body and not body[0].strip():
         body.pop(0)
     while body and not body[-1].strip():

@@ -159,6 +159,19 @@ def test_toc_lists_existing_pages_and_every_chapter():
     assert chapters <= set(files), f"chapters not in the TOC: {sorted(chapters - set(files))}"
 
 
+def test_pair_shows_package_source_for_viewers():
+    """A folded "how it is computed" block with {literalinclude} shows the function's current
+    source in the notebook too, with its address; package roles link the API page."""
+    md = ("````{dropdown} How it is computed\n```{literalinclude} ../src/dltheory/plotting.py\n"
+          ":pyobject: slope_line\n```\n````\n\n{py:func}`~dltheory.plotting.slope_line`")
+    out = pair._markdown(md)
+    assert "<details><summary>How it is computed</summary>" in out
+    assert "def slope_line(ax, slope" in out and "return ax\n```" in out
+    assert "def loglog" not in out and "{literalinclude}" not in out
+    assert f"/blob/v{dltheory.__version__}/src/dltheory/plotting.py#L" in out
+    assert f"[`slope_line`]({dltheory.BOOK_URL}book/api.html#dltheory.plotting.slope_line)" in out
+
+
 def test_install_url_lives_in_one_place():
     assert dltheory.INSTALL_SPEC.startswith("git+https://")
     cfg = yaml.safe_load((ROOT / "_config.yml").read_text())

@@ -12,13 +12,25 @@ from collections.abc import Sequence
 import matplotlib as mpl
 import numpy as np
 
+# The book's text column at a 1280 px wide window (sphinx-book-theme, measured on the built
+# book). A figure wider than COLUMN_PX is shown scaled down to it, so a text of s points in
+# a figure W inches wide appears s * COLUMN_PX / (72 W) px high: at 10 pt, 9 px or more up
+# to W = 11.5 in, the widest row of panels the chapters draw (2-3 panels). Font sizes are
+# therefore set for that case; ``smallest_text_px`` checks a figure.
+COLUMN_PX = 740
+MIN_TEXT_PX = 9.0
+
 STYLE = {
     "figure.figsize": (5.0, 3.4),
     "figure.dpi": 110,
-    "font.size": 10,
-    "axes.titlesize": 10,
-    "axes.labelsize": 10,
-    "legend.fontsize": 8,
+    "font.size": 11,
+    "axes.titlesize": 11,
+    "axes.labelsize": 11,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
+    "legend.fontsize": 10,
+    "legend.title_fontsize": 10,
+    "figure.titlesize": 12,
     "legend.frameon": False,
     "axes.spines.top": False,
     "axes.spines.right": False,
@@ -42,6 +54,30 @@ def use_style() -> None:
     """Apply the book's matplotlib style (idempotent)."""
     mpl.rcParams.update(STYLE)
     mpl.rcParams["axes.prop_cycle"] = mpl.cycler(color=list(PALETTE))
+
+
+def smallest_text_px(fig, column_px: float = COLUMN_PX) -> tuple[float, str]:
+    """The height in screen pixels of the smallest visible text of ``fig`` as the book shows
+    it (scaled down to ``column_px`` when wider), and that text. For a check such as
+    ``assert smallest_text_px(fig)[0] >= MIN_TEXT_PX``.
+
+    fig: a drawn matplotlib Figure; the width is that of its tight bounding box (as the
+    inline backend saves it).
+    """
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    width_in = fig.get_tightbbox(renderer).width
+    scale = min(1.0, column_px / (width_in * fig.dpi))
+    best = (float("inf"), "")
+    for t in fig.findobj(lambda a: hasattr(a, "get_fontsize") and hasattr(a, "get_text")):
+        if not t.get_visible() or not str(t.get_text()).strip():
+            continue
+        if getattr(t, "axes", None) is not None and not t.axes.get_visible():
+            continue
+        px = float(t.get_fontsize() / 72 * fig.dpi * scale)
+        if px < best[0]:
+            best = (px, str(t.get_text()))
+    return best
 
 
 def color(i: int) -> str:

@@ -154,17 +154,20 @@ def test_allotments_split_the_time_left_by_weight():
     assert budget.allot("x") == approx(100.0)
     budget.start(None)
     assert budget.allot("x") is None and budget.remaining() is None
-    with pytest.raises(ValueError, match="shares >= 0"):
+    with pytest.raises(ValueError, match="budget weight of 'a' must lie in"):
         budget.start(10.0, {"a": -1.0})
+    with pytest.raises(ValueError, match="keyed by sweep names"):
+        budget.start(10.0, {1: 0.5})
 
 
 @pytest.mark.parametrize("bad", ["abc", "-1", "nan", "inf", "0"])
 def test_bad_budget_values_raise_naming_the_variable(monkeypatch, bad):
     monkeypatch.setenv(budget.ENV_BUDGET, bad)
-    with pytest.raises(ValueError, match=r"\$DLTHEORY_BUDGET must be a positive finite number"):
+    with pytest.raises(ValueError, match=r"\$DLTHEORY_BUDGET=.*allowed values are a number of "
+                                         r"seconds in \(0, inf\)"):
         budget.from_env()
-    with pytest.raises(ValueError, match="positive finite"):
-        budget.start(bad)
+    with pytest.raises(ValueError, match=r"budget seconds must .*\(0, inf\)"):
+        budget.start(bad if bad == "abc" else float(bad))
 
 
 def test_good_budget_values(monkeypatch):

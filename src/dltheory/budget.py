@@ -36,55 +36,48 @@ empty table: a budget that is too small is exceeded by at most one round per swe
 whose cost cannot be estimated yet (nothing computed so far in this sweep) starts when the
 allotment has time left. ``record()`` is what the claims ledger stores.
 
-This is the lowest layer: it imports only the standard library.
+This is a low layer: it imports only ``dltheory.validation`` (which parses the variable)
+and the standard library.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import validation
+
 ENV_BUDGET = "DLTHEORY_BUDGET"
-ALLOWED = "a positive finite number of seconds (e.g. 600), or unset/empty for no budget"
 
 _LOCK = threading.Lock()
 
 
 # --------------------------------------------------------------------------- validation
-def _seconds(value: Any, source: str) -> float | None:
-    """``value`` as positive finite seconds (``None`` or ``""``: no budget); else a
-    ``ValueError`` naming ``source`` and the allowed values."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    try:
-        s = float(value)
-    except (TypeError, ValueError):
-        s = math.nan
-    if isinstance(value, bool) or not (math.isfinite(s) and s > 0):
-        raise ValueError(f"{source} must be {ALLOWED}; got {value!r}")
-    return s
-
-
 def from_env() -> float | None:
     """The chapter budget in seconds from ``$DLTHEORY_BUDGET`` (``None`` when unset or
-    empty). Raises ``ValueError`` naming the variable for anything but a positive finite
-    number."""
-    return _seconds(os.environ.get(ENV_BUDGET), f"${ENV_BUDGET}")
+    empty). Raises ``ValueError`` naming the variable and the allowed values (a number of
+    seconds in (0, inf)) for anything else: ``abc``, ``-1``, ``nan``, ``inf``, ``0``."""
+    return validation.env(ENV_BUDGET)
+
+
+def _seconds(value: Any) -> float | None:
+    """Budget seconds given to ``start`` (``None``: no budget), checked like the variable."""
+    if value is None:
+        return None
+    return validation.real("budget seconds", value, 0.0, math.inf, lo_open=True)
 
 
 def _weights(weights: Mapping[str, float] | Iterable[tuple[str, float]] | None) -> dict[str, float]:
-    """Sweep name -> share, from a mapping or pairs (a frozen Config may hold a tuple)."""
+    """Sweep name -> share >= 0, from a mapping or pairs (a frozen Config may hold a tuple)."""
     items = dict(weights.items() if isinstance(weights, Mapping) else (weights or ()))
-    for name, w in items.items():
-        ok = isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) and w >= 0
-        if not isinstance(name, str) or not ok:
-            raise ValueError(f"budget weights map sweep names to shares >= 0; got {name!r}: {w!r}")
-    return {k: float(v) for k, v in items.items()}
+    bad = [k for k in items if not isinstance(k, str)]
+    if bad:
+        raise ValueError(f"budget weights are keyed by sweep names (strings), got {bad}")
+    return {k: validation.real(f"budget weight of {k!r}", w, 0.0, math.inf) for k, w in items.items()}
 
 
 # --------------------------------------------------------------------------- the budget
@@ -141,7 +134,7 @@ def start(seconds: float | None, weights: Mapping[str, float] | Iterable[tuple[s
     the rounds of sweeps run before. Raises ``ValueError`` for seconds that are not positive
     and finite, or for negative shares."""
     global _CURRENT
-    b = Budget(_seconds(seconds, "budget seconds"), _weights(weights))
+    b = Budget(_seconds(seconds), _weights(weights))
     with _LOCK:
         _CURRENT = b
     return b

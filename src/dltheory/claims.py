@@ -53,10 +53,12 @@ re-derives every written verdict and names a ledger whose verdicts do not follow
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import math
 import numbers
 import os
+import re
 import tempfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -535,32 +537,51 @@ VERDICT_STYLE = {
 NOWRAP = ("verdict", "status", "resolution", "chapter")
 
 
+_NUMBER = re.compile(r"[-+−]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?%?")
+_TEX = re.compile(r"(?<![\\$])\$(?!\$)([^$]+?)(?<!\\)\$")
+
+
+def _nobreak_numbers(text: str) -> str:
+    """HTML-escaped text whose numbers (``-1.2e-3``, ``25%``) never break across lines."""
+    return _NUMBER.sub(lambda m: f'<span style="white-space:nowrap">{m[0]}</span>',
+                       html.escape(str(text)))
+
+
+def _with_math(text: str) -> str:
+    """HTML-escaped text whose ``$...$`` TeX MathJax typesets (as ``\\(...\\)``)."""
+    return _TEX.sub(lambda m: f"\\({m[1]}\\)", html.escape(str(text)))
+
+
 def _compact_claims(df):
     """Six columns that fit a book's text column: the kind under the id, the prediction
-    under the measurement, the note under the statement (HTML-escaped text)."""
-    import html
-    import re
-
+    under the measurement, the note under the statement (HTML-escaped text; ``$...$`` in a
+    statement or note is typeset; numbers do not break)."""
     import pandas as pd
 
-    def small(text):
+    def small(text, inner=html.escape):
         return (f'<br><span style="color:#6e7781; font-size:0.92em">'
-                f'{html.escape(str(text))}</span>' if text else "")
+                f'{inner(str(text))}</span>' if text else "")
 
     rows = []
     for _, r in df.iterrows():
         rows.append({   # <wbr>: long dotted ids break after a dot or underscore only
             "claim": re.sub(r"([._])", r"\1<wbr>", html.escape(r["id"])) + small(r["kind"]),
             "verdict": r["verdict"],
-            "measured": html.escape(r["measured"])
-                        + small(f"predicted {r['predicted']}" if r["predicted"] else ""),
-            "tolerance": html.escape(r["tolerance"]).replace("= ", "=&nbsp;"),
+            "measured": _nobreak_numbers(r["measured"])
+                        + small(f"predicted {r['predicted']}" if r["predicted"] else "",
+                                _nobreak_numbers),
+            "tolerance": _nobreak_numbers(r["tolerance"]),
             "resolution": html.escape(r["resolution"]),
-            "statement": html.escape(r["statement"]) + small(r["note"]),
+            "statement": _with_math(r["statement"]) + small(r["note"], _with_math),
         })
     out = pd.DataFrame(rows, columns=["claim", "verdict", "measured", "tolerance",
                                       "resolution", "statement"])
     return out, [i for i, k in enumerate(df["kind"]) if k in ("identity", "derivation")]
+
+
+def _empty(value) -> bool:
+    return value is None or (isinstance(value, float) and value != value) \
+        or str(value).strip() in ("", "—", "-", "nan", "None")
 
 
 def style_table(df, caption: str | None = None):
@@ -578,6 +599,8 @@ def style_table(df, caption: str | None = None):
     muted_rows, is_claims = [], {"id", "kind", "statement", "note"} <= set(df.columns)
     if is_claims:
         df, muted_rows = _compact_claims(df.reset_index(drop=True))
+    if len(df):   # a column empty in every row says nothing: leave it out
+        df = df[[c for c in df.columns if not all(_empty(v) for v in df[c])]]
     sty = df.style.hide(axis="index")
     if is_claims:
         sty = sty.set_properties(subset=["claim"], **{"overflow-wrap": "normal",

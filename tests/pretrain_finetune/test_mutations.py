@@ -13,8 +13,8 @@ from dltheory.pretrain_finetune import checks, experiments
 from dltheory.pretrain_finetune.config import Config
 
 ENTRIES = {m.id: m for m in mutations.registry("pretrain_finetune")}
-# small sections 1-2 instance: two (c, lambda) pairs, the tau = 0.01 run only
-CFG_SMALL = Config.for_scale("smoke", taus=(0.01,), c_small=(0.5,), lam_small=(-0.8, 0.8))
+# small sections 1-2 instance: two (c, lambda) pairs, two step sizes
+CFG_SMALL = Config.for_scale("smoke", taus=(0.02, 0.01), c_small=(0.5,), lam_small=(-0.8, 0.8))
 # section 4 instance: D = 200, 3 seeds, one alpha
 CFG_SIM = Config.for_scale("smoke", d_sim=200, n_seeds=3, alphas_sim=(0.3,), alpha_ft=0.3)
 
@@ -26,10 +26,14 @@ def _ledger(tmp_path):
 def _small_claims(tmp_path):
     led = _ledger(tmp_path)
     df = experiments.small(CFG_SMALL, cache=False)
+    checks.flow(led, CFG_SMALL, df)
     checks.bias(led, CFG_SMALL, df)
-    g = df.groupby("tau")[["w_err"]].max()
-    led.check("PF.flow.closed_form_abs", "closed-form weight error at tau = 0.01",
-              float(g.loc[0.01, "w_err"]), hi=CFG_SMALL.bias_atol)  # what checks.flow records
+    return {cid: c.verdict for cid, c in led.claims.items()}
+
+
+def _regime_claims(tmp_path):
+    led = _ledger(tmp_path)
+    checks.regimes(led, CFG_SMALL)
     return {cid: c.verdict for cid, c in led.claims.items()}
 
 
@@ -39,7 +43,8 @@ def _sim_claims(tmp_path):
     return {cid: c.verdict for cid, c in led.claims.items()}
 
 
-SIM = {"PF.replica.vs_sim_ratio"}   # claims of the simulation instance; the rest: small
+SIM = {"PF.replica.vs_sim_ratio"}   # claims of the simulation instance
+REGIMES = {"PF.regimes.corners", "PF.tradeoff"}   # of the closed form; the rest: small
 
 
 def test_every_entry_has_claims_here():
@@ -50,6 +55,7 @@ def test_every_entry_has_claims_here():
 @pytest.mark.parametrize("mid", list(ENTRIES))
 def test_entry_is_caught(mid, tmp_path):
     m = ENTRIES[mid]
-    run = _sim_claims if set(m.catches) <= SIM else _small_claims
+    run = (_sim_claims if set(m.catches) <= SIM else _regime_claims if set(m.catches) <= REGIMES
+           else _small_claims)
     assert mutations.flips(m, lambda: run(tmp_path)) == {
         c: (claims.PASS, claims.FAIL) for c in m.catches}

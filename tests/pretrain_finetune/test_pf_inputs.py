@@ -109,15 +109,21 @@ def test_config_rejects_out_of_domain(field, knob):
         Config.for_scale("smoke", seed=-1)
 
 
-def test_config_joint_constraint_and_sampler():
+def test_config_every_corner_runs_and_reach_is_decided_from_inputs():
     from dltheory.pretrain_finetune.config import CI_SETTINGS, sample_setting
 
-    with pytest.raises(ValueError, match="sparsest FT task"):
-        Config.for_scale("smoke", rho_pt=0.02, rho_sh=0.1)
+    # every corner of the declared box builds at every scale (no joint constraint left)
+    for scale in ("smoke", "standard", "paper"):
+        assert len(Config.corners(scale)) == 2 ** len(Config.KNOBS)
+    sparse = Config.for_scale("smoke", rho_pt=0.02, rho_sh=0.1)
+    assert sparse.reachable == {"full overlap": True, "subset": False, "new features": True}
+    assert "subset" in sparse.unreachable_note() and "450" in sparse.unreachable_note()
+    assert not any(Config.for_scale("smoke", rho_pt=0.01, rho_new=0.01).reachable.values())
     rng = np.random.default_rng(0)
     for _ in range(20):
-        s = sample_setting(rng)
-        cfg = Config.for_scale("smoke", **s)
-        assert cfg.rho_min * cfg.d_eff >= cfg.min_active - 1e-9
+        cfg = Config.for_scale("smoke", **sample_setting(rng))
+        for t, ok in cfg.reachable.items():   # a task within reach has its active coordinates
+            assert not ok or cfg.task_rho[t] * cfg.d_eff >= cfg.min_active - 1e-9
+        assert cfg.d_eff <= cfg.d_sim_max
     for s in CI_SETTINGS:
         Config.for_scale("smoke", **s)

@@ -5,33 +5,66 @@ chapter's parameters cell names the headline knobs (``SEED``, ``RHO_PT``, ``RHO_
 ``RHO_NEW``, ``ALPHA_PT``, ``ALPHA_FT``, ``C_PT``, ``LAM_IV``, ``GAMMA``); the next cell builds
 ``cfg = Config.for_scale(SCALE, seed=SEED, rho_pt=RHO_PT, ...)``.
 
-Declared domain (``DOMAIN``, checked in ``__post_init__``): the replica theory and the exact
-minimisers are stated for every PT density ``rho_pt`` in [0.01, 0.5], shared fraction of the
-subset task in [0.05, 0.5], new-feature density in [0.01, 0.2], ``alpha_pt`` in [0.2, 0.95],
-``alpha_ft`` in [0.1, 0.6], PT scale ``c_pt`` in [1e-4, 10], the regime-IV relative scale in
-[-0.999, -0.5] and the readout re-initialisation ``gamma`` in [1e-4, 1]. Joint constraint
-(budget rule): the simulations raise D so that the sparsest FT teacher has ``min_active``
-expected active coordinates, up to ``d_sim_max`` (450 at smoke, 1500 at standard); a setting
-whose sparsest task would need more (e.g. RHO_PT * RHO_SH < 6/450 at smoke) is out of domain
-at that scale, with the reason in the error. (The replica solver itself is tested on the
-whole range, down to RHO_PT = 0.01.) Every evidence claim
-(simulation against replica theory) is checked on the whole domain. The paper's qualitative
-statements (which lambda wins on which task) are properties of the theory in part of the
-domain only; the chapter records them as soft claims at the setting it runs, and says so.
+Declared domain (``KNOBS``): the replica theory and the exact minimisers are stated for every
+PT density ``rho_pt`` in [0.01, 0.5], shared fraction of the subset task in [0.05, 0.5],
+new-feature density in [0.01, 0.2], ``alpha_pt`` in [0.2, 0.95], ``alpha_ft`` in [0.1, 0.6],
+PT scale ``c_pt`` in [1e-4, 10], the regime-IV relative scale in [-0.999, -0.5] and the
+readout re-initialisation ``gamma`` in [1e-4, 1]. Every value runs at every scale. The
+simulations raise D so that the sparsest FT teacher has ``min_active`` expected active
+coordinates, up to ``d_sim_max`` (450 at smoke, 1500 at standard, 6000 at paper); a task
+whose teacher would need more (e.g. RHO_PT * RHO_SH < 6/450 at smoke) is *out of reach*
+(``Config.reachable``, decided from the knobs before the run): it is still simulated and
+drawn, but enters no evidence claim, and a claim with no task left is INCONCLUSIVE with that
+reason. (The replica solver itself is tested on the whole range, down to RHO_PT = 0.01.)
+The paper's qualitative statements (which lambda wins on which task) are properties of the
+theory in part of the domain only; the chapter records them as soft claims.
 
-Tolerances (fixed before the run, from the seed-to-seed spread at the default setting):
+The simulations build their FT potential from the network's own initial FT weights
+(``model.network_ft_scales``: closed-form end-of-PT weights, rebalanced), not from the
+formula ``bias.ft_scales`` that the replica theory uses, and one GD-trained network per
+regime (plus one at ``gamma_gd`` = 1, where the gamma^2 term shapes c_d) is compared with the
+minimiser of the formula's potential. A wrong ``ft_scales`` therefore moves one side only.
 
-* ``ratio_tol`` — median over simulated points of (simulated error / replica error), over
-  points with replica error >= ``ratio_floor``. At D = 400 with 8 seeds the per-point
-  standard error of the mean ratio was 1-4% and the finite-D bias up to 5% (largest near the
-  recovery transitions); 0.12 covers both at D >= 300 with >= 4 seeds and still resolves a
-  15-20% error in the theory.
-* ``order_k`` — an ordering of two simulated errors counts when their difference exceeds
-  ``order_k`` standard errors (paired over seeds); below that the check is inconclusive.
-* ``gd_rtol`` — GD-trained network vs exact minimiser: the O(tau) discretisation bias at the
-  chosen steps was < 1% of the error, seed to seed; 5% of the error (plus ``gd_atol``).
-* ``bias_atol`` — GD vs minimiser on the small problems, max |diff| at tau = 0.01: measured
-  0.7e-3 to 2.2e-3 over the six (c, lambda); 5e-3.
+Tolerances and decision rules (fixed before the calibration run; family-wise rule: at most
+``fw_alpha`` = 1% chance of any false hard FAIL per chapter run, split by Bonferroni over the
+``n_hard`` = 13 hard claims, i.e. 7.7e-4 per claim, z = 3.36 two-sided):
+
+* ``ratio_tol``, ``ratio_floor`` -- median over simulated points of (simulated error / replica
+  error), over points with replica error >= ``ratio_floor``. Measured (exploration runs,
+  D = 300, smoke): at the default setting over 24 seeds, the median of 8-seed subsets was
+  0.991 +- 0.017 (regime sweep, floor 0.05) and 0.980 +- 0.041 (gamma / c sweep, floor 0.05),
+  0.993 +- 0.010 and 0.985 +- 0.024 with floor 0.3; with 4 seeds the gamma / c sweep's median
+  was 0.98 +- 0.07 (range 0.72-1.20), which is how the earlier rule (4 seeds, floor 0.05,
+  +-0.12) failed at 1.155. At dense corners (12 seeds, RHO_PT = 0.5) 0.98-1.00 +- 0.01-0.02.
+  Points below the floor sit at the recovery transitions, where finite D smears the drop
+  (ratios 1.2-2 and up at D = 300). At the lazy corner (C_PT = 10, GAMMA = 1, ALPHA_FT = 0.6)
+  the gamma / c median was 1.037 +- 0.019 and the regime median 1.008 +- 0.006. Changed after
+  those measurements: ``n_seeds`` 4 -> 8 and ``ratio_floor`` 0.05 -> 0.3; ``ratio_tol`` stays
+  0.12, which is >= 4.4 s.d. from every measured mean (Bonferroni needs 3.36). It resolves a
+  12% error of the replica error (the planted +-15/20% errors fail it).
+* ``spearman_min`` -- rank correlation of replica and simulated errors over all regime points
+  (8-seed subsets): 0.993 +- 0.003 at the default (24 seeds), 0.984-0.994 +- 0.001-0.007 at five
+  other settings, but 0.975 +- 0.011 (min 0.922) at the lazy corner above, where regimes I, II
+  and IV share c_PT = 10 and nearly tie, so their order is noise. Worst mean - 3.36 s.d. =
+  0.938; 0.95 (the first version's value) would fail there about 1% of runs by itself, so the
+  threshold is 0.9 (this is the reason for the earlier change, measured now).
+* Orderings of two simulated errors (``PF.best_lambda.sim_agrees``, ``PF.knobs.direction``):
+  a paired difference over seeds counts when it exceeds ``t_crit(n_seeds, m)`` standard
+  errors: the one-sided Student-t quantile at fw_alpha / (n_hard m) for m comparisons (about
+  6.9 for 8 seeds and 6 comparisons). ``order_k`` (3) is used by soft claims only.
+* ``gd_rtol`` -- GD-trained network vs exact minimiser: the O(tau) discretisation bias at the
+  chosen steps was < 1% of the error, seed to seed (max over the four runs 0.0001-0.005 at
+  SEED = 0-10); 5% of the error (plus ``gd_atol``).
+* ``bias_atol`` -- GD vs minimiser on the small problems, max |diff| at tau = 0.01 over the six
+  (c, lambda), SEED = 0-10: PT 1.1e-3 +- 0.4e-3 (max 2.3e-3), rebalanced FT 1.0e-3 +- 0.5e-3
+  (max 2.1e-3), tilted FT 1.0e-3 +- 0.6e-3 (max 2.2e-3), closed-form weights 2.1e-3 +- 0.5e-3
+  (max 2.9e-3); 5e-3 is >= 4 s.d. above each mean.
+* ``ratio_pred``, ``ratio_width`` -- error ratio per halving of tau: 2.023 +- 0.009 (weights),
+  2.025 +- 0.004 (invariants) over SEED = 0-10; the band 2 +- 0.3 is wide on purpose (O(tau^2)
+  terms at other (c, lambda)), and a wrong closed form or invariant gives a ratio near 1.
+* ``PF.imperfect_pt.margin`` (soft) is decided only at D >= ``margin_d_min`` = 1000: at
+  D = 300 the finite-D bias of e(-0.999) near the recovery transition (0.088 +- 0.05 simulated
+  against 0.051) is as large as the margin (0.11), and 4 seeds resolve only 179% of it.
 """
 
 from __future__ import annotations
@@ -50,15 +83,18 @@ class Config(ChapterConfig):
     """Sizes, grids, tolerances; the knobs and their domain are in the module docstring
     (C_PT and GAMMA are drawn log-uniformly)."""
 
+    # Order: the box's corners are enumerated with the last knob varying fastest, so the first
+    # corners a calibration with few settings takes span the three densities (which decide
+    # which tasks are within reach) rather than only the scales.
     KNOBS = {
-        "RHO_PT": Knob("rho_pt", 0.01, 0.5),
-        "RHO_SH": Knob("rho_sh", 0.05, 0.5),
-        "RHO_NEW": Knob("rho_new", 0.01, 0.2),
         "ALPHA_PT": Knob("alpha_pt", 0.2, 0.95),
-        "ALPHA_FT": Knob("alpha_ft", 0.1, 0.6),
-        "C_PT": Knob("c_pt", 1e-4, 10.0, log=True),
         "LAM_IV": Knob("lam_iv", -0.999, -0.5),
+        "C_PT": Knob("c_pt", 1e-4, 10.0, log=True),
+        "ALPHA_FT": Knob("alpha_ft", 0.1, 0.6),
         "GAMMA": Knob("gamma", 1e-4, 1.0, log=True),
+        "RHO_NEW": Knob("rho_new", 0.01, 0.2),
+        "RHO_SH": Knob("rho_sh", 0.05, 0.5),
+        "RHO_PT": Knob("rho_pt", 0.01, 0.5),
     }
     #: Off-default settings run in CI, spread across the domain (sparse / dense PT, lazy / rich).
     CI_SETTINGS = [
@@ -107,7 +143,7 @@ class Config(ChapterConfig):
     d_sim: int = 300                    # D of the simulations, raised for sparse tasks (below)
     min_active: float = 6.0             # expected active FT coordinates of the sparsest task
     d_sim_max: int = 450                # cap on that raise; beyond it the setting is out of domain
-    n_seeds: int = 4
+    n_seeds: int = 8
     alphas_sim: tuple = (0.15, 0.3)     # plus alpha_ft
     n_alpha_theory: int = 6             # points on each replica curve
     n_knob_theory: int = 5              # points on each gamma / c replica curve
@@ -120,6 +156,7 @@ class Config(ChapterConfig):
     lams_imperfect: tuple = (-0.999, -0.9, 0.0, 1.0)
     d_gd: int = 200
     alpha_gd: float = 0.3
+    gamma_gd: float = 1.0               # one GD run at a large readout, where gamma^2 shapes c_d
     n_nodes: int = 6                    # Gauss-Legendre nodes per quadrature panel
     # ---- section 9: nonlinear stand-ins ------------------------------------------------
     vision_pt_steps: int = 200
@@ -130,15 +167,26 @@ class Config(ChapterConfig):
     modadd_steps: tuple = (600, 150)
     # ---- tolerances and decision rules (fixed before the run; see the module docstring) --
     ratio_tol: float = 0.12
-    ratio_floor: float = 0.05
+    ratio_floor: float = 0.3
     spearman_min: float = 0.9
-    order_k: float = 3.0
+    order_k: float = 3.0         # soft claims only (imperfect PT)
+    fw_alpha: float = 0.01       # chance of any false hard FAIL per chapter run (family-wise)
+    n_hard: int = 13             # hard claims of the chapter (the Bonferroni split)
+    margin_d_min: int = 1000     # imperfect-PT margin: decided only at D_imp >= this
     gd_rtol: float = 0.05
     gd_atol: float = 2e-3
     bias_atol: float = 5e-3
     ratio_pred: float = 2.0      # GD error ratio per halving of tau (O(tau)); tolerance below
     ratio_width: float = 0.3     # seed spread of the ratio < 0.05; O(tau^2) terms ~ 0.1
     device: str = "cpu"
+
+    def t_crit(self, n_seeds: int, m: int = 1) -> float:
+        """One-sided paired-t threshold of a hard claim that makes ``m`` comparisons over
+        ``n_seeds`` seeds: ``fw_alpha`` split over the ``n_hard`` hard claims and the ``m``
+        comparisons (Bonferroni), Student t with ``n_seeds - 1`` degrees of freedom."""
+        from scipy.stats import t
+
+        return float(t.ppf(1 - self.fw_alpha / (self.n_hard * max(1, m)), max(1, n_seeds - 1)))
 
     def validate(self) -> None:
         for name in ("d_small", "n_pt_small", "n_ft_small", "grid", "d_sim", "n_seeds", "d_imperfect",
@@ -154,13 +202,6 @@ class Config(ChapterConfig):
             raise ValueError(f"n_nodes must lie in [2, 64], got {self.n_nodes}")
         if not (self.n_ft_small < self.d_small and self.n_pt_small < self.d_small):
             raise ValueError("n_pt_small and n_ft_small must be < d_small (interpolation)")
-        rho = self.rho_min
-        if rho * self.d_sim_max < self.min_active:
-            raise ValueError(
-                f"the sparsest FT task has rho_FT = {rho:.4g} (RHO_PT*RHO_SH = {self.rho_pt * self.rho_sh:.4g}, "
-                f"(1-RHO_PT)*RHO_NEW = {(1 - self.rho_pt) * self.rho_new:.4g}, RHO_PT = {self.rho_pt:.4g}); "
-                f"the simulations need rho_FT * D >= {self.min_active:g} active coordinates, i.e. D >= "
-                f"{math.ceil(self.min_active / rho)} > {self.d_sim_max} (the {self.scale} cap): out of domain")
         if 1.0 not in self.lams_imperfect or -1.0 not in self.lams or 1.0 not in self.lams:
             raise ValueError("lams must contain -1 and +1, lams_imperfect must contain +1")
         if sorted(self.taus, reverse=True) != list(self.taus) or 0.01 not in self.taus:
@@ -180,14 +221,36 @@ class Config(ChapterConfig):
                 "IV": (self.c_pt, self.lam_iv)}
 
     @property
+    def task_rho(self) -> dict[str, float]:
+        """FT teacher density of each task (the PT teacher, density RHO_PT, is never sparser)."""
+        return {"full overlap": self.rho_pt, "subset": self.rho_pt * self.rho_sh,
+                "new features": (1 - self.rho_pt) * self.rho_new}
+
+    @property
+    def reachable(self) -> dict[str, bool]:
+        """Per task, whether ``d_sim_max`` gives its FT teacher at least ``min_active``
+        expected active coordinates. Decided from the knobs before the run: an unreachable
+        task is still simulated at ``d_eff`` (for the figures) but enters no evidence claim,
+        and a claim whose tasks are all unreachable is INCONCLUSIVE with this reason."""
+        return {t: r * self.d_sim_max >= self.min_active for t, r in self.task_rho.items()}
+
+    def unreachable_note(self, tasks=None) -> str:
+        tasks = list(self.task_rho) if tasks is None else tasks
+        out = [f"{t} (rho_FT = {self.task_rho[t]:.3g}: needs D >= {math.ceil(self.min_active / self.task_rho[t])})"
+               for t in tasks if not self.reachable[t]]
+        return (f"out of reach at {self.scale} (D <= {self.d_sim_max}, >= {self.min_active:g} active "
+                f"coordinates needed): " + ", ".join(out)) if out else ""
+
+    @property
     def rho_min(self) -> float:
-        """Density of the sparsest teacher the simulations draw."""
-        return min(self.rho_pt, self.rho_pt * self.rho_sh, (1 - self.rho_pt) * self.rho_new)
+        """Density of the sparsest teacher the simulations draw that is within reach."""
+        return min(r for t, r in self.task_rho.items() if self.reachable[t]) if any(
+            self.reachable.values()) else self.rho_pt
 
     @property
     def d_eff(self) -> int:
         """D of the teacher-student simulations: ``d_sim``, raised so that the sparsest task
-        has ``min_active`` expected active coordinates (at most ``d_sim_max``)."""
+        within reach has ``min_active`` expected active coordinates (at most ``d_sim_max``)."""
         return int(min(self.d_sim_max, max(self.d_sim, math.ceil(self.min_active / self.rho_min))))
 
     @property

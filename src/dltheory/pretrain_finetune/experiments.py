@@ -21,7 +21,7 @@ from .. import validation as V
 from ..runtime import as_generator
 from .bias import ft_scales, solve_bias
 from .data import Task, gen_error, rel_error, sample_design, sample_teachers
-from .model import DiagWeights, flow_weights_from_beta, rebalance, train_gd
+from .model import DiagWeights, flow_weights_from_beta, network_ft_scales, rebalance, train_gd
 from .regimes import l_order_pd
 
 #: The four regime settings of the chapter: (c_PT, λ_PT), with γ_FT = 1e-3.
@@ -52,7 +52,9 @@ class FTRun:
 def run_exact(task: Task, d: int, alpha_ft: float, c_pt: float, lam_pt: float, gamma: float,
               seed: int, *, alpha_pt: float | None = None) -> FTRun:
     """PT (perfect when ``alpha_pt`` is None or ≥ 1, else the exact PT minimiser with
-    ``C ≡ c_PT``) followed by the exact rebalanced-FT minimiser."""
+    ``C ≡ c_PT``) followed by the exact rebalanced-FT minimiser. Its scales ``c_d`` are read
+    off the FT network's own initial weights (:func:`~.model.network_ft_scales`), not from
+    the formula ``bias.ft_scales`` that the replica theory uses."""
     _check_run_args(d, alpha_ft, c_pt, lam_pt, gamma, alpha_pt)
     rng = as_generator(seed)
     s_pt, s_ft = _teachers(task, d, rng)
@@ -62,7 +64,7 @@ def run_exact(task: Task, d: int, alpha_ft: float, c_pt: float, lam_pt: float, g
         Xp = sample_design(max(1, round(alpha_pt * d)), d, rng)
         b_pt = solve_bias(Xp, Xp @ s_pt, c_pt).beta
     X = sample_design(max(1, round(alpha_ft * d)), d, rng)
-    cd = ft_scales(b_pt, c_pt, lam_pt, gamma)
+    cd = network_ft_scales(b_pt, c_pt, lam_pt, gamma)
     b_ft = solve_bias(X, X @ s_ft, cd).beta
     return FTRun(float(gen_error(b_ft, s_ft)), b_ft, b_pt, s_ft, s_pt, X, cd)
 
@@ -212,7 +214,7 @@ def _regime_batched(cfg, t, alpha, c, lam, gamma, rep) -> list[dict]:
         s_pt, s_ft = _teachers(t, cfg.d_eff, rng)
         Xs.append(sample_design(max(1, round(alpha * cfg.d_eff)), cfg.d_eff, rng))
         stars.append(s_ft)
-        cds.append(ft_scales(s_pt, c, lam, gamma))
+        cds.append(network_ft_scales(s_pt, c, lam, gamma))
     X, star = np.stack(Xs), np.stack(stars)
     beta, _ = solve_bias_batched(X, np.einsum("bnd,bd->bn", X, star), np.stack(cds), device=cfg.device)
     err, rel = gen_error(beta, star), rel_error(beta, star)
@@ -254,27 +256,33 @@ def knob_sweeps_vs_sim(cfg, **kw):
 
 
 def gd_task(cfg, task: dict) -> dict:
+    """The FT network trained by GD against the exact minimiser of the potential with the
+    formula's scales ``bias.ft_scales`` (the implicit-bias claim itself)."""
     c, lam = cfg.regimes[task["regime"]]
+    gamma = task.get("gamma", cfg.gamma)
     t = cfg.tasks["full overlap"]
-    run = run_exact(t, cfg.d_gd, cfg.alpha_gd, c, lam, cfg.gamma, seed=cfg.seed + 7)
+    run = run_exact(t, cfg.d_gd, cfg.alpha_gd, c, lam, gamma, seed=cfg.seed + 7)
+    b_formula = solve_bias(run.X, run.X @ run.star_ft, ft_scales(run.beta_pt, c, lam, gamma)).beta
+    exact = float(gen_error(b_formula, run.star_ft))
     # GD differs from gradient flow by O(tau) (section 1): Richardson-extrapolate two steps to
     # tau -> 0; if they differ by more than 5% (not yet in the O(tau) regime), halve again
     tau, n_steps, worst = task["tau"], 0, 0.0
-    e_gd, _, steps, loss = run_gd_ft(run, c, lam, cfg.gamma, tau, max_steps=200_000, tol=1e-10)
+    e_gd, _, steps, loss = run_gd_ft(run, c, lam, gamma, tau, max_steps=200_000, tol=1e-10)
     n_steps, worst = steps, loss
     for _ in range(3):
-        e_half, _, steps, loss = run_gd_ft(run, c, lam, cfg.gamma, tau / 2, max_steps=800_000, tol=1e-10)
+        e_half, _, steps, loss = run_gd_ft(run, c, lam, gamma, tau / 2, max_steps=800_000, tol=1e-10)
         n_steps, worst = n_steps + steps, max(worst, loss)
         if abs(e_gd - e_half) <= 0.05 * (e_half + cfg.gd_atol):
             break
         tau, e_gd = tau / 2, e_half
-    return {"steps": n_steps, "loss": worst, "exact": run.error, "gd": e_gd, "gd_half": e_half,
+    return {"steps": n_steps, "loss": worst, "exact": exact, "gd": e_gd, "gd_half": e_half,
             "tau_used": tau, "gd_flow": 2 * e_half - e_gd}
 
 
 def gd_vs_exact(cfg, **kw):
     """Networks trained by GD (closed-form PT weights, rebalanced, GD on the FT data)."""
-    tasks = [{"regime": "II", "tau": 0.04}, {"regime": "III", "tau": 0.004}, {"regime": "IV", "tau": 0.04}]
+    tasks = [{"regime": "II", "tau": 0.04}, {"regime": "III", "tau": 0.004}, {"regime": "IV", "tau": 0.04},
+             {"regime": "IV", "tau": 0.04, "gamma": cfg.gamma_gd}]
     return _engine().sweep(gd_task, tasks, config=cfg, name="pf_gd", **kw)
 
 
@@ -307,7 +315,7 @@ def imperfect_sim_task(cfg, task: dict) -> list[dict]:
         b_pt = solve_bias(Xp, Xp @ s_pt, cfg.c_pt).beta
         X = sample_design(max(1, round(a_ft * d)), d, rng)
         for lam in cfg.lams_imperfect:
-            b = solve_bias(X, X @ s_ft, ft_scales(b_pt, cfg.c_pt, lam, cfg.gamma)).beta
+            b = solve_bias(X, X @ s_ft, network_ft_scales(b_pt, cfg.c_pt, lam, cfg.gamma)).beta
             rows.append({"seed": s, "lam": lam, "sim": float(rel_error(b, s_ft))})
     return rows
 

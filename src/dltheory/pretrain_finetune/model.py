@@ -87,6 +87,16 @@ def rebalance(W: DiagWeights, b) -> DiagWeights:
     return DiagWeights(a, a * 1, b + 0 * a, b + 0 * a)
 
 
+def network_ft_scales(beta_pt, c, lam, gamma):
+    """The per-coordinate scale ``c_d = w_d(0)² + v_d(0)²`` of the FT network itself: the
+    end-of-PT weights of the flow at ``β_PT`` (:func:`flow_weights_from_beta`), rebalanced
+    with readout ``γ`` (:func:`rebalance`). The simulations build their FT potential from
+    these weights, so a formula for ``c_d`` (``bias.ft_scales``) is tested against the
+    network, not against itself (the two agree when that formula is right)."""
+    W = rebalance(flow_weights_from_beta(beta_pt, c, lam), gamma)
+    return np.asarray(W.wp, dtype=float) ** 2 + np.asarray(W.vp, dtype=float) ** 2
+
+
 def readout_reinit(W: DiagWeights, b) -> DiagWeights:
     """Non-rebalanced FT init (Lippl & Lindsey): keep ``w±``, set ``v± = b``;
     ``β_FT(0) = b(w₊ − w₋) ≠ 0`` in general."""

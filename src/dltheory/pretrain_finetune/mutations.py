@@ -50,6 +50,25 @@ def _solve_error(change):
     return factory
 
 
+def _eps_drop_factor(l_order_pd):
+    from .bias import ft_scales
+    from .regimes import l_order_x
+
+    def wrong(beta_ft, beta_pt, c_pt, lam_pt, gamma):  # eps without its factor (1 + lambda)
+        bft, bpt = np.abs(np.asarray(beta_ft, dtype=float)), np.abs(np.asarray(beta_pt, dtype=float))
+        cd = ft_scales(bpt, c_pt, lam_pt, gamma)
+        ell = l_order_x(bft / cd)
+        return ell, (1 - ell) * bpt**2 / (np.hypot(c_pt, bpt) * cd)
+    return wrong
+
+
+def _swap_layers(init_scales):
+    def wrong(c, lam):  # first layer and readout swapped: w0^2 - v0^2 = -c lambda
+        w0, v0 = init_scales(c, lam)
+        return v0, w0
+    return wrong
+
+
 ENTRIES = [
     Mutation("pretrain_finetune:closed_form_exponent", f"{P}.model:flow_weights_from_beta",
              "closed-form flow weights with s = 0.55 asinh(beta/c) instead of 0.5 asinh(beta/c)",
@@ -60,6 +79,12 @@ ENTRIES = [
     Mutation("pretrain_finetune:ft_scale_half", f"{P}.bias:ft_scales",
              "FT scale with (1 + lambda)/2 in place of (1 + lambda)", "factor 2 in one term",
              "constant", _ft_half_constant, ("PF.bias.ft",)),
+    Mutation("pretrain_finetune:init_layers_swapped", f"{P}.model:init_scales",
+             "initial scales of the first layer and the readout swapped (lambda -> -lambda)",
+             "regime boundary lambda = -1 <-> +1", "regime boundary", _swap_layers, ("PF.flow.invariants",)),
+    Mutation("pretrain_finetune:pd_drop_factor", f"{P}.regimes:l_order_pd",
+             "pretraining dependence with eps = b_PT^2/(sqrt(c^2 + b_PT^2) c_d), the factor (1 + lambda) dropped",
+             "factor (1 + lambda)", "dropped term", _eps_drop_factor, ("PF.regimes.corners",)),
     Mutation("pretrain_finetune:tilt_sign", f"{P}.bias:tilted_params",
              "tilted FT potential with the tilt phi of the wrong sign", "sign of phi", "sign",
              _tilt_sign, ("PF.bias.ft_tilted",)),

@@ -56,26 +56,12 @@ from dltheory import runtime
 SCALE = runtime.scale()
 MARKDOWN = "--markdown" in sys.argv and not runtime.in_notebook()   # README table
 
-# %% tags=["hide-input"]
-from dltheory import claims, ledgers
-
-summary, table = ledgers.show_page(SCALE, markdown=MARKDOWN)
-
-# %% tags=["remove-input"]
-# No local ledger (a fresh Colab runtime): show the book's published reproduction page.
+# %% tags=["remove-cell"]
 import html
 import os
 
 import dltheory
-
-PUBLISHED = f"{dltheory.BOOK_URL}book/reproduction.html"
-if not MARKDOWN and not len(table) and runtime.in_notebook():
-    from IPython.display import HTML
-
-    runtime.display(HTML(
-        f'<p>The published results (<a href="{PUBLISHED}">{PUBLISHED}</a>), until the '
-        f'chapters have run here:</p><iframe src="{PUBLISHED}" width="100%" height="600" '
-        'style="border:1px solid #ccc"></iframe>'))
+from dltheory import claims, ledgers
 
 
 def chapter_link(name: str) -> str:
@@ -86,9 +72,38 @@ def chapter_link(name: str) -> str:
         return html.escape(name)
     title = next((ln[4:].strip() for ln in src.read_text().splitlines()
                   if ln.startswith("# # ")), name)
+    if not runtime.in_notebook():   # a script prints the title
+        return title
     in_book = os.environ.get("DLTHEORY_STATIC") == "1"   # set by the book build
     href = f"{src.stem}.html" if in_book else f"{dltheory.BOOK_URL}book/{src.stem}.html"
     return f'<a href="{href}">{html.escape(title)}</a>'
+
+
+# %% tags=["hide-input"]
+found, unreadable = ledgers.scan()
+summary, table = ledgers.collect(found, ledgers.expected_chapters(), SCALE, errors=unreadable)
+if MARKDOWN:
+    print(ledgers.summary_markdown(summary))
+else:
+    shown = ledgers.compact_summary(summary)
+    shown["chapter"] = [chapter_link(c) for c in shown["chapter"]]
+    print(f"scale {SCALE}: {len(found)} ledger(s) read, {len(unreadable)} unreadable")
+    runtime.display(claims.style_table(shown))
+
+# %% tags=["remove-input"]
+# No local ledger (a fresh Colab runtime): run the chapters first; until then, the
+# book's published reproduction page.
+PUBLISHED = f"{dltheory.BOOK_URL}book/reproduction.html"
+if not MARKDOWN and not any(r.get("scale") == SCALE for r in found):
+    print(f"No ledger at scale {SCALE!r} here yet: run the chapters first (each one's last "
+          "cell writes its ledger), then this page again.")
+    if runtime.in_notebook():
+        from IPython.display import HTML
+
+        runtime.display(HTML(
+            f'<p>The published results (<a href="{PUBLISHED}">{PUBLISHED}</a>), until the '
+            f'chapters have run here:</p><iframe src="{PUBLISHED}" width="100%" '
+            'height="600" style="border:1px solid #ccc"></iframe>'))
 
 # %% [markdown]
 # ## Every claim

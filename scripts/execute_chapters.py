@@ -74,7 +74,10 @@ def _label(src: Path) -> str:
 
 
 def _say(label: str, msg: str) -> None:
-    print(f"  [{label}] {msg}", flush=True)
+    # one write per line: two chapters share the terminal, and a line written in pieces
+    # could be split by the other's
+    sys.stdout.write(f"  [{label}] {msg}\n")
+    sys.stdout.flush()
 
 
 def read_source(src: Path):
@@ -140,8 +143,8 @@ def run_one(src: Path, out: Path, timeout: int) -> int:
         stop.set()
         text = ANSI.sub("", str(err)).strip().splitlines()
         _say(label, f"FAILED after {time.time() - t0:.0f} s in {state['section']}:")
-        for line in text[-25:]:
-            print(f"      {line}", flush=True)
+        sys.stdout.write("".join(f"      {line}\n" for line in text[-25:]))
+        sys.stdout.flush()
         return 1
     stop.set()
     for c, meta in zip(nb.cells, original_meta, strict=True):

@@ -189,31 +189,6 @@ def test_dask_cluster_runs_the_prologue_sweep_like_sequential():
     assert experiments.stats() == {"computed": 8, "cached": 4}
 
 
-def test_gpu_check_script_reports_on_cpu(tmp_path):
-    """scripts/gpu_check.sh on the prologue at smoke: first capped (1 s), then complete,
-    with a report naming the cap, the claims, the tasks and the number of runs."""
-    env = {**os.environ, "DLTHEORY_GPU_CHECK_CHAPTERS": "00_gradient_flow",
-           "DLTHEORY_GPU_CHECK_OUT": str(tmp_path / "gpu"),
-           "DLTHEORY_RESULTS_DIR": str(tmp_path / "claims"), "PYTHON": sys.executable}
-    script = str(REPO / "scripts" / "gpu_check.sh")
-    capped = subprocess.run(["bash", script, "smoke"], env={**env, "DLTHEORY_GPU_CHECK_CAP": "1"},
-                            capture_output=True, text=True, timeout=120)
-    assert capped.returncode == 1
-    rep = json.loads((tmp_path / "gpu" / "report.json").read_text())
-    (row,) = rep["chapters"]
-    assert (row["status_text"], row["exit"], row["runs"]) == ("capped, resume by rerunning", 124, 1)
-    done = subprocess.run(["bash", script, "smoke"], env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
-    rep = json.loads((tmp_path / "gpu" / "report.json").read_text())
-    (row,) = rep["chapters"]
-    assert (row["status"], row["exit"], row["runs"], rep["scale"]) == ("ok", 0, 2, "smoke")
-    assert row["claims"]["evidence"] == {"PASS": 2} and row["claims"]["identity"] == {"identity PASS": 3}
-    assert row["tasks"]["computed"] + row["tasks"]["cached"] == 5
-    md = (tmp_path / "gpu" / "report.md").read_text()
-    assert "| 00_gradient_flow | ok |" in md and "2 PASS" in md
-
-
 # --------------------------------------------------------------------------- cache integrity
 def _store(cfg: Cfg = Cfg(), name: str = "toy"):
     return experiments._open_store(toy, cfg, name, experiments._torch_dtype(), None)

@@ -118,7 +118,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import budget, runtime
+from . import budget, runtime, validation
 
 BACKENDS = ("sequential", "loky", "dask")
 ENV_BACKEND = "DLTHEORY_BACKEND"
@@ -155,9 +155,9 @@ def _count(key: str, n: int = 1) -> None:
 def cache_dir(config: Any = None) -> Path:
     """``$DLTHEORY_CACHE_DIR``, else ``<repo>/_build/cache/<scale>`` (scale from
     ``config.scale`` when present, else ``runtime.scale()``)."""
-    env = os.environ.get(ENV_CACHE_DIR)
-    if env:
-        return Path(env)
+    env = validation.env(ENV_CACHE_DIR)
+    if env is not None:
+        return env
     s = getattr(config, "scale", None)
     return runtime.repo_root() / "_build" / "cache" / runtime.scale(s)
 
@@ -165,7 +165,7 @@ def cache_dir(config: Any = None) -> Path:
 def resolve_backend(backend: str | None = None) -> str:
     """``backend`` if given, else ``$DLTHEORY_BACKEND``, else ``sequential``; ``"active"``
     defers to the caller's ``joblib.parallel_config``. Raises ``ValueError`` otherwise."""
-    b = backend if backend is not None else (os.environ.get(ENV_BACKEND) or "sequential")
+    b = backend if backend is not None else (validation.env(ENV_BACKEND) or "sequential")
     b = str(b).strip().lower()
     if b not in (*BACKENDS, "active"):
         raise ValueError(
@@ -357,7 +357,7 @@ def _dask_client():
     global _DASK_CLIENT
     from distributed import Client
 
-    addr = os.environ.get(ENV_DASK_SCHEDULER)
+    addr = validation.env(ENV_DASK_SCHEDULER)
     if addr:
         if _DASK_CLIENT is None or _DASK_CLIENT.scheduler.address != addr:
             _DASK_CLIENT = Client(addr)
@@ -380,7 +380,7 @@ def _backend_context(backend: str, n_jobs: int | None):
         with joblib.parallel_config(backend="dask"):
             yield n_jobs if n_jobs is not None else -1
     else:
-        jobs = n_jobs if n_jobs is not None else int(os.environ.get(ENV_JOBS) or -1)
+        jobs = n_jobs if n_jobs is not None else validation.env(ENV_JOBS, -1)
         with joblib.parallel_config(backend=backend):
             yield jobs
 
@@ -431,7 +431,7 @@ def _rows(task: dict, result: Any, fn_name: str) -> list[dict]:
 
 def _use_cache(cache: bool | str | Path | None) -> bool:
     if cache is None:
-        return os.environ.get(ENV_CACHE, "1") not in ("0", "false", "False", "off")
+        return validation.env(ENV_CACHE, True)
     return cache is not False
 
 

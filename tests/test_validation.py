@@ -195,3 +195,21 @@ def test_box_points_follow_joint_constraints():
     assert {"A": 2, "B": 0.01} in mids and {"A": 1, "B": 0.1} in mids
     assert Toy.is_valid({"A": 4, "B": 1.0}) == (False, "A = 4 needs B < 1")
     assert Toy.for_scale("smoke", A=3).replace(B=0.5).knobs == {"SEED": 0, "A": 3, "B": 0.5}
+
+
+def test_a_chapter_with_a_bad_variable_stops_in_its_first_cell(tmp_path):
+    """Run as a script, the prologue stops at its parameters cell (before torch is
+    imported), naming the variable, well within 15 s."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "DLTHEORY_JOBS": "abc", "DLTHEORY_RESULTS_DIR": str(tmp_path)}
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, str(repo / "book" / "00_gradient_flow.py")], env=env,
+                       capture_output=True, text=True, timeout=60, cwd=repo)
+    assert time.perf_counter() - t0 < 15
+    assert r.returncode != 0
+    assert "ValueError: $DLTHEORY_JOBS='abc': allowed values are an integer" in r.stderr

@@ -42,7 +42,8 @@ def scale(value: str | None = None) -> str:
 
     Raises ``ValueError`` naming the valid scales for anything else.
     """
-    if value is None:
+    if value is None:   # a chapter's parameters cell: check the whole environment first
+        validation.check_environment()
         env = validation.env(ENV_SCALE)
         value = env if env is not None else ("smoke" if os.environ.get("CI") else "standard")
     value = str(value).strip().lower()

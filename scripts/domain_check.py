@@ -8,8 +8,10 @@ Each chapter's ``Config`` module (``dltheory.<subpackage>.config``) declares ``D
 (headline knob -> range), ``sample_setting(rng)`` (a random valid setting) and
 ``CI_SETTINGS`` (a few off-default settings CI runs). A setting is injected with papermill
 into the chapter's notebook (``SCALE`` included); the chapter writes its claims ledger to
-a private folder, and this script lists every hard claim that is not PASS, with the
-setting and the wall time. Exit status 1 if any setting failed or errored.
+a private folder, and this script lists every hard claim, identity or derivation that
+FAILed, and the hard claims declared INCONCLUSIVE (out of the scale's reach at that
+setting, a reason stated before the run), with the setting and the wall time. Exit status
+1 if any setting failed or errored.
 """
 
 from __future__ import annotations
@@ -106,15 +108,21 @@ def _set_env(values: dict) -> None:
 
 def run_setting(chapter: str, setting: dict, scale: str = "smoke",
                 timeout: int = 600) -> dict:
-    """Run one chapter at ``setting``; return {setting, wall_s, error, not_pass: [...]}:
-    every hard claim, identity or derivation that is not PASS."""
+    """Run one chapter at ``setting``; return {setting, wall_s, error, not_pass: [...],
+    inconclusive: [...]}: the hard claims, identities and derivations that FAILed, and the
+    hard claims the chapter declared out of reach at this setting (INCONCLUSIVE with the
+    reason it states before the run; shown, not a failure)."""
     r = execute(chapter, setting, scale, timeout=timeout)
-    not_pass = [f"{c['id']} [{c['kind']}] {c['verdict']} (measured {c['measured']}, "
-                f"{c['tolerance']})"
-                for c in (r["ledger"] or {"claims": []})["claims"]
-                if c["kind"] in ("hard", "identity", "derivation") and c["verdict"] != "PASS"]
+    cl = (r["ledger"] or {"claims": []})["claims"]
+    checked = [c for c in cl if c["kind"] in ("hard", "identity", "derivation")]
     return {"setting": setting, "wall_s": round(r["wall_s"], 1), "error": r["error"],
-            "not_pass": not_pass}
+            "not_pass": [_line(c) for c in checked if c["verdict"] not in ("PASS", "INCONCLUSIVE")],
+            "inconclusive": [_line(c) for c in checked if c["verdict"] == "INCONCLUSIVE"]}
+
+
+def _line(c: dict) -> str:
+    return (f"{c['id']} [{c['kind']}] {c['verdict']} (measured {c['measured']}, "
+            f"{c['tolerance'] or c.get('note', '')})")
 
 
 def main(argv=None) -> int:
@@ -142,6 +150,8 @@ def main(argv=None) -> int:
         print(f"{'ok  ' if ok else 'FAIL'} {r['wall_s']:6.1f} s  {json.dumps(s)}")
         for line in r["not_pass"]:
             print(f"       {line}")
+        for line in r["inconclusive"]:
+            print(f"       (out of reach) {line}")
         if r["error"] and not r["not_pass"]:
             print(f"       {r['error']}")
     print(f"{len(settings) - bad}/{len(settings)} settings passed every hard claim")

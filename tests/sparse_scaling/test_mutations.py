@@ -27,6 +27,7 @@ def sections():
                                   dd_points=3, n_dd_points=24, grid_n=7, grid_d=7, grid_u_seeds=2)
     dm, asym = ssx.data_model(cfg), ssx.asymptotic_prefactors(cfg)
     an, ad, dd, grid = ssx.alpha_n(cfg), ssx.alpha_d(cfg), ssx.double_descent(cfg), ssx.combined_grid(cfg)
+    op, env = ssx.overparam(cfg), ssx.envelope(cfg)
     cfg_gd = config.Config.for_scale("smoke", gd_shown=1)
     gd = ssx.gd(cfg_gd)
     mp.undo()
@@ -37,6 +38,8 @@ def sections():
         checks.record_alpha_d(led, cfg, ad, asym)
         checks.record_double_descent(led, cfg, dd)
         checks.record_combined_law(led, cfg, grid)
+        checks.record_overparam(led, cfg, op)
+        checks.record_frontier(led, cfg, env)
     return {"main": main, "gd": lambda led: checks.record_gd(led, cfg_gd, gd)}
 
 

@@ -57,8 +57,10 @@ def _dev():
     return runtime.get_device()
 
 
-def _sweep(fn, tasks, cfg, name):
-    return engine.sweep(fn, tasks, config=cfg, name=f"ss_{name}", progress=False)
+def _sweep(fn, tasks, cfg, name, rounds):
+    """A cached sweep run in rounds (one seed of every task per round) under the chapter
+    budget; ``df.attrs["rounds"] = (done, planned)``."""
+    return engine.sweep(fn, tasks, config=cfg, name=f"ss_{name}", progress=False, rounds=rounds)
 
 
 # ---------------------------------------------------------------- 1. data model
@@ -140,9 +142,11 @@ def _alpha_n_task(cfg: Config, task: dict) -> list[dict]:
 
 def alpha_n(cfg: Config) -> pd.DataFrame:
     """l_inf(N) per feature draw (seed, N, loss) and the deterministic equivalent (seed -1)."""
-    df = _sweep(_alpha_n_task, [{"seed": s} for s in range(cfg.n_seeds)], cfg, "alpha_n")
+    df = _sweep(_alpha_n_task, [{"seed": s} for s in range(cfg.n_seeds)], cfg, "alpha_n", "seed")
     de = loss_de(spectrum(cfg.m_n, cfg.alpha1, cfg.alpha2).lam, cfg.n_grid)
-    return pd.concat([df, pd.DataFrame({"seed": -1, "N": cfg.n_grid, "loss": de})], ignore_index=True)
+    out = pd.concat([df, pd.DataFrame({"seed": -1, "N": cfg.n_grid, "loss": de})], ignore_index=True)
+    out.attrs["rounds"] = df.attrs["rounds"]
+    return out
 
 
 # ---------------------------------------------------------------- 4. alpha_D
@@ -158,7 +162,7 @@ def alpha_d(cfg: Config) -> dict:
     spec_f = spectrum(cfg.m_floor, cfg.alpha1, cfg.alpha2)
     D_exact = np.geomspace(*cfg.floor_window, 9)
     spec_d = spectrum(cfg.m_d, cfg.alpha1, cfg.alpha2)
-    sampled = _sweep(_alpha_d_task, [{"seed": s} for s in range(cfg.d_seeds_used)], cfg, "alpha_d")
+    sampled = _sweep(_alpha_d_task, [{"seed": s} for s in range(cfg.d_seeds_used)], cfg, "alpha_d", "seed")
     return {"D_exact": D_exact, "ET": expected_floor(spec_f, D_exact), "sampled": sampled,
             "ET_window": expected_floor(spec_d, cfg.d_sampled)}
 
@@ -175,7 +179,7 @@ def _dense_task(cfg: Config, task: dict) -> list[dict]:
 
 def dense(cfg: Config) -> pd.DataFrame:
     """Dense Gaussian data with the same Sigma at N = infinity: (seed, D, loss)."""
-    return _sweep(_dense_task, [{"seed": s} for s in range(cfg.dense_seeds)], cfg, "dense")
+    return _sweep(_dense_task, [{"seed": s} for s in range(cfg.dense_seeds)], cfg, "dense", "seed")
 
 
 # ---------------------------------------------------------------- 6. double descent
@@ -196,11 +200,11 @@ def _dd_task(cfg: Config, task: dict) -> list[dict]:
 
 def double_descent(cfg: Config) -> dict:
     """Ridgeless and oracle-ridge curves per (seed, D, N); mean rank per D; dense peaks."""
-    curves = _sweep(_dd_task, [{"seed": s} for s in range(cfg.dd_seeds)], cfg, "dd")
+    curves = _sweep(_dd_task, [{"seed": s} for s in range(cfg.dd_seeds)], cfg, "dd", "seed")
     spec = spectrum(cfg.m_dd, cfg.alpha1, cfg.alpha2)
     ranks = [np.mean([observe(sample_sparse(spec, D, [cfg.seed, 402, i, k]), spec).rank
                       for k in range(cfg.rank_draws_at(D))]) for i, D in enumerate(cfg.d_dd)]
-    d_dense = (16, 32, 64, 128)
+    d_dense = cfg.d_dense_peak
     n_dense = np.unique(np.geomspace(4, 4 * max(d_dense), cfg.n_dd_points).astype(int))
     u = gaussian_features(int(n_dense.max()), cfg.m_dd, cfg.seed + 450, device=_dev())
     S, _ = feature_moments(u, spec.lam)
@@ -210,6 +214,34 @@ def double_descent(cfg: Config) -> dict:
     return {"curves": curves, "rank_mean": np.array(ranks),
             "EK": expected_observed(spec, cfg.d_dd), "d_dense": d_dense, "n_dense": n_dense,
             "dense_curves": dense_c, "dense_peaks": np.array(dense_peaks)}
+
+
+def _overparam_task(cfg: Config, task: dict) -> list[dict]:
+    """Independent (data, features) draws at D = cfg.d_op: ridgeless E_w l at N = r + 1 + m."""
+    spec = spectrum(cfg.m_dd, cfg.alpha1, cfg.alpha2)
+    rows = []
+    for i in range(cfg.op_draws):
+        obs = observe(sample_sparse(spec, cfg.d_op, [cfg.seed, 800, task["seed"], i]), spec,
+                      device=_dev())
+        r = obs.rank
+        if r != obs.K:                       # the formula needs X_obs of full column rank
+            rows.append({"draw": i, "rank": r, "K": obs.K, "m": -1, "N": 0, "ridgeless": np.nan,
+                         "T_obs": obs.T_obs})
+            continue
+        u_seed = int(np.random.SeedSequence([cfg.seed, 801, task["seed"], i]).generate_state(1)[0])
+        u = gaussian_features(r + 1 + max(cfg.op_excess), spec.M, u_seed, device=_dev())
+        S, _ = feature_moments(u, spec.lam)
+        for m in cfg.op_excess:
+            N = r + 1 + m
+            rows.append({"draw": i, "rank": r, "K": obs.K, "m": int(m), "N": int(N),
+                         "ridgeless": float(ridge_path(obs, u[:N], S[:N, :N], [0.0])[0]),
+                         "T_obs": obs.T_obs})
+    return rows
+
+
+def overparam(cfg: Config) -> pd.DataFrame:
+    """Ridgeless losses just above the peak, N = rank X + 1 + m, over independent draws."""
+    return _sweep(_overparam_task, [{"seed": s} for s in range(cfg.op_tasks)], cfg, "overparam", "seed")
 
 
 # ---------------------------------------------------------------- 7. combined law
@@ -236,7 +268,7 @@ def grid_axes(cfg: Config) -> tuple[np.ndarray, np.ndarray]:
 
 def combined_grid(cfg: Config) -> pd.DataFrame:
     """Oracle-ridge and Bayes-readout losses on the (N, D) grid, one row per (useed, N, D)."""
-    return _sweep(_grid_task, [{"useed": s} for s in range(cfg.grid_u_seeds)], cfg, "grid")
+    return _sweep(_grid_task, [{"useed": s} for s in range(cfg.grid_u_seeds)], cfg, "grid", "useed")
 
 
 def alpha_c_partner(cfg: Config) -> Config | None:
@@ -300,7 +332,7 @@ def gd(cfg: Config) -> dict:
     """P_fail(D) per feature draw (criterion eta lambda_max > 2) and explicit GD runs."""
     # the GD setting does not depend on the headline knobs: keep them out of the cache key
     cfg = cfg.replace(alpha1=DEFAULTS["ALPHA1"], alpha2=DEFAULTS["ALPHA2"])
-    df = _sweep(_gd_task, [{"useed": s} for s in range(cfg.gd_u_seeds)], cfg, "gd")
+    df = _sweep(_gd_task, [{"useed": s} for s in range(cfg.gd_u_seeds)], cfg, "gd", "useed")
     spec = spectrum(cfg.m_gd, cfg.gd_alpha1, cfg.gd_alpha2)
     u = gaussian_features(cfg.n_gd, cfg.m_gd, cfg.seed + 600, device=_dev())
     eta = population_step(u, spec.lam, cfg.gd_c)
@@ -344,7 +376,7 @@ def _relu_task(cfg: Config, task: dict) -> list[dict]:
 
 def relu(cfg: Config) -> pd.DataFrame:
     """Oracle-ridge ReLU losses: an N sweep at fixed D and a D sweep at fixed N, per seed."""
-    return _sweep(_relu_task, [{"seed": s} for s in range(cfg.relu_seeds)], cfg, "relu")
+    return _sweep(_relu_task, [{"seed": s} for s in range(cfg.relu_seeds)], cfg, "relu", "seed")
 
 
 # ---------------------------------------------------------------- 11. alpha1 sweeps (theory)

@@ -16,6 +16,13 @@ def _overparam_wrong_sign(overparam_loss):
     return wrong
 
 
+def _overparam_off_by_one(overparam_loss):
+    def wrong(T_obs, N, r):
+        N = np.asarray(N, dtype=float)
+        return np.asarray(T_obs) * (N - 1) / (N - np.asarray(r))
+    return wrong
+
+
 def _floor_without_amplitudes(expected_floor):
     return lambda spec, Ds: expected_floor(type(spec)(spec.p, spec.p * 0 + 1, spec.alpha1,
                                                       spec.alpha2), Ds)
@@ -35,7 +42,7 @@ ENTRIES = [
     Mutation("sparse_scaling:alpha_D_plus_15pct", f"{S}.config:Config.alpha_D",
              "data-limited exponent 1.15 (a1 + a2 + 1)/(a1 + 1)", "+15% exponent", "exponent",
              lambda f: property(lambda s: 1.15 * (s.alpha1 + s.alpha2 + 1) / (s.alpha1 + 1)),
-             ("SS.alpha_D.floor",)),
+             ("SS.alpha_D.floor", "SS.alpha_D.sampled")),
     Mutation("sparse_scaling:floor_drops_amplitudes", f"{S}.checks:expected_floor",
              "loss floor with p_j in place of lambda_j (amplitudes dropped)",
              "amplitude factor dropped", "dropped term", _floor_without_amplitudes,
@@ -47,12 +54,16 @@ ENTRIES = [
     Mutation("sparse_scaling:overparam_wrong_sign", f"{S}.theory:overparam_loss",
              "over-parameterised correction (N - 1)/(N + r - 1) instead of its inverse",
              "sign of the correction", "sign", _overparam_wrong_sign, ("SS.overparam_branch",)),
-    Mutation("sparse_scaling:frontier_swapped", f"{S}.theory:two_term_frontier_exponents",
-             "compute frontier N* exponent b/(2a + b) for b/(a + 2b) (a and b swapped)",
+    Mutation("sparse_scaling:overparam_off_by_one", f"{S}.theory:overparam_loss",
+             "over-parameterised correction (N - 1)/(N - r) for (N - 1)/(N - r - 1)",
+             "off by one in the inverse-Wishart moment", "off-by-one", _overparam_off_by_one,
+             ("SS.overparam_branch",)),
+    Mutation("sparse_scaling:frontier_swapped", f"{S}.theory:frontier_exponents",
+             "compute frontier with N* and D* exponents swapped ((a1+1)/(a1+3) for N*)",
              "swapped exponents", "regime boundary",
-             lambda f: (lambda a, b: {"N": b / (2 * a + b), "D": a / (a + 2 * b),
-                                      "loss": -a * b / (a + 2 * b)}),
-             ("SS.frontier.sampled",)),
+             lambda f: (lambda a1, a2: {"N": (a1 + 1) / (a1 + 3), "D": 1 / (a1 + 3),
+                                        "loss": -(a1 + a2 + 1) / (a1 + 3)}),
+             ("SS.frontier", "SS.frontier.D")),
     Mutation("sparse_scaling:floor_twice_D", f"{S}.checks:expected_floor",
              "floor E T(D) with (1 - p_j)^(2D) for (1 - p_j)^D", "factor 2 in D", "constant",
              lambda f: (lambda spec, Ds: f(spec, 2 * np.asarray(Ds, float))),

@@ -52,6 +52,17 @@ def expected_floor(spec: SparseSpectrum, Ds) -> np.ndarray:
     return np.array([float(np.sum(spec.lam * np.exp(float(D) * lq))) for D in np.atleast_1d(Ds)])
 
 
+def floor_variance(spec: SparseSpectrum, Ds) -> np.ndarray:
+    """Var T(D) = sum_j lambda_j^2 q_j (1 - q_j), q_j = (1 - p_j)^D, for one data set of D rows
+    (exact: the coordinates are activated independently), (len(Ds),)."""
+    lq = _log1m(spec.p)
+    out = []
+    for D in np.atleast_1d(Ds):
+        q = np.exp(float(D) * lq)
+        out.append(float(np.sum(spec.lam ** 2 * q * (1 - q))))
+    return np.array(out)
+
+
 def expected_observed(spec: SparseSpectrum, Ds) -> np.ndarray:
     """E K(D) = sum_j [1 - (1 - p_j)^D], the expected number of observed coordinates."""
     lq = _log1m(spec.p)

@@ -274,6 +274,8 @@ def combined_grid(cfg: Config) -> pd.DataFrame:
 def alpha_c_partner(cfg: Config) -> Config | None:
     """The same Config at a1 + ac_step (a2 held fixed), or None if outside the domain or if its
     grid cannot hold both regimes at this scale."""
+    if not cfg.ac_sampled:
+        return None
     try:
         hi = cfg.replace(alpha1=cfg.alpha1 + cfg.ac_step)
     except ValueError:

@@ -9,13 +9,6 @@ from ..mutations import Mutation
 S = "dltheory.sparse_scaling"
 
 
-def _overparam_wrong_sign(overparam_loss):
-    def wrong(T_obs, N, r):
-        N = np.asarray(N, dtype=float)
-        return np.asarray(T_obs) * (N - 1) / (N + np.asarray(r) - 1)
-    return wrong
-
-
 def _overparam_off_by_one(overparam_loss):
     def wrong(T_obs, N, r):
         N = np.asarray(N, dtype=float)
@@ -51,9 +44,6 @@ ENTRIES = [
              "deterministic-equivalent loss divided by N (the factor N dropped)", "factor N",
              "rescaling", lambda f: (lambda lam, Ns: f(lam, Ns) / np.asarray(Ns, float)),
              ("SS.alpha_N.vs_DE",)),
-    Mutation("sparse_scaling:overparam_wrong_sign", f"{S}.theory:overparam_loss",
-             "over-parameterised correction (N - 1)/(N + r - 1) instead of its inverse",
-             "sign of the correction", "sign", _overparam_wrong_sign, ("SS.overparam_branch",)),
     Mutation("sparse_scaling:overparam_off_by_one", f"{S}.theory:overparam_loss",
              "over-parameterised correction (N - 1)/(N - r) for (N - 1)/(N - r - 1)",
              "off by one in the inverse-Wishart moment", "off-by-one", _overparam_off_by_one,
@@ -81,7 +71,4 @@ ENTRIES = [
              "GD failure exponent taken as the data exponent alpha_D", "another exponent",
              "regime boundary", _nu(lambda a1, a2: (a1 + a2 + 1) / (a1 + 1)),
              ("SS.gd.instability",)),
-    Mutation("sparse_scaling:nu_numerator_off_by_one", f"{S}.data:exponent_nu",
-             "GD failure exponent with numerator a1 + a2 + 2", "off by one", "off-by-one",
-             _nu(lambda a1, a2: (a1 + a2 + 2) / (-a2 - 1)), ("SS.gd.instability",)),
 ]

@@ -14,23 +14,23 @@ import numpy as np
 
 # The book's text column at a 1280 px wide window (sphinx-book-theme, measured on the built
 # book). A figure wider than COLUMN_PX is shown scaled down to it, so a text of s points in
-# a figure W inches wide appears s * COLUMN_PX / (72 W) px high: at 10 pt, 9 px or more up
-# to W = 11.5 in, the widest row of panels the chapters draw (2-3 panels). Font sizes are
-# therefore set for that case; ``smallest_text_px`` checks a figure.
-COLUMN_PX = 740
+# a figure W inches wide appears s * COLUMN_PX / (72 W) px high: at 10.5 pt, 9 px or more
+# up to W = 11 in, the widest row of panels the chapters draw (2-3 panels); a wider figure
+# needs fewer panels per row. ``smallest_text_px`` checks a figure.
+COLUMN_PX = 688
 MIN_TEXT_PX = 9.0
 
 STYLE = {
     "figure.figsize": (5.0, 3.4),
     "figure.dpi": 110,
-    "font.size": 11,
-    "axes.titlesize": 11,
-    "axes.labelsize": 11,
-    "xtick.labelsize": 10,
-    "ytick.labelsize": 10,
-    "legend.fontsize": 10,
-    "legend.title_fontsize": 10,
-    "figure.titlesize": 12,
+    "font.size": 11.5,
+    "axes.titlesize": 11.5,
+    "axes.labelsize": 11.5,
+    "xtick.labelsize": 10.5,
+    "ytick.labelsize": 10.5,
+    "legend.fontsize": 10.5,
+    "legend.title_fontsize": 10.5,
+    "figure.titlesize": 12.5,
     "legend.frameon": False,
     "axes.spines.top": False,
     "axes.spines.right": False,

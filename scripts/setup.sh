@@ -37,6 +37,7 @@ run() {
 }
 
 t_setup=$SECONDS
+echo "== checking the environment ./.venv"
 if [ ! -x .venv/bin/python ]; then
   echo "== creating the virtual environment ./.venv"
   run "python -m venv .venv" "${PYTHON:-python3}" -m venv .venv
@@ -51,7 +52,7 @@ STAMP=.venv/.dltheory-installed
 WANT=$(cat requirements.txt pyproject.toml <(python -V 2>&1) | sha256sum | cut -c1-16)
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] \
    && python -c "import dltheory, torch, jupyter_book" 2>/dev/null; then
-  echo "== environment ./.venv is up to date (requirements.txt and pyproject.toml unchanged)"
+  echo "   up to date (requirements.txt and pyproject.toml unchanged since the last install)"
 else
   rm -f "$STAMP"
   echo "== installing into ./.venv (a few minutes the first time; pip's own cache makes it faster)"

@@ -601,6 +601,10 @@ def style_table(df, caption: str | None = None):
         df, muted_rows = _compact_claims(df.reset_index(drop=True))
     if len(df):   # a column empty in every row says nothing: leave it out
         df = df[[c for c in df.columns if not all(_empty(v) for v in df[c])]]
+    if not is_claims and "evidence" in df.columns:   # "4 NOT REPRODUCED" stays on one line
+        df = df.assign(evidence=[", ".join(f'<span style="white-space:nowrap">{html.escape(p)}'
+                                           "</span>" for p in str(v).split(", ") if p)
+                                 for v in df["evidence"]])
     sty = df.style.hide(axis="index")
     if is_claims:
         sty = sty.set_properties(subset=["claim"], **{"overflow-wrap": "normal",
@@ -626,9 +630,12 @@ def style_table(df, caption: str | None = None):
     if nowrap:
         sty = sty.set_properties(subset=nowrap, **{"white-space": "nowrap"})
     wrap = [c for c in df.columns if c not in NOWRAP]
-    if wrap:
+    if wrap:   # long words may break anywhere only in the prose columns
         sty = sty.set_properties(subset=wrap, **{"white-space": "normal",
-                                                 "overflow-wrap": "anywhere"})
+                                                 "overflow-wrap": "normal"})
+    prose = [c for c in ("claim", "statement", "note", "detail") if c in df.columns]
+    if prose:
+        sty = sty.set_properties(subset=prose, **{"overflow-wrap": "anywhere"})
     for col in ("statement", "note", "detail"):
         if col in df.columns:
             sty = sty.set_properties(subset=[col], **{"min-width": "12em"})

@@ -217,3 +217,11 @@ def test_every_cited_key_is_in_the_bibliography():
         for body in re.findall(r"\{cite[:\w]*\}`([^`]+)`", p.read_text()):
             for key in (k.strip() for k in body.split(",")):
                 assert key in bib, f"{p.name}: {{cite}} key {key!r} not in book/references.bib"
+
+
+def test_book_config_links_source_and_lists_the_prologue_first():
+    cfg = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert "sphinx.ext.viewcode" in cfg["sphinx"]["extra_extensions"]   # API -> [source]
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    first = toc["parts"][0]["chapters"][0]["file"]
+    assert first == "book/00_gradient_flow", first

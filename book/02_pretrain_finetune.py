@@ -108,6 +108,13 @@ ledger = claims.Ledger("pretrain_finetune", scale=SCALE, device=rt.device)
 # author's code uses an absolute $\lambda_{\text{code}} = c\,\lambda$. Constant rescalings
 # move transitions along the $c$ and $\gamma$ axes by $O(1)$ factors only.
 #
+# **Scales and cost.** `smoke` (D = 300, 8 seeds) takes about a minute of one CPU core;
+# `paper` (D = 2000, 10 seeds, GD at D = 1000, the stand-ins at full length) about an hour of
+# one core, and an estimated 5-8 minutes on one GPU; `full` (D = 4000, 20 seeds) an estimated
+# 8 core-hours or 30-60 GPU-minutes. With `DLTHEORY_BUDGET` set, the simulations run seed by
+# seed as long as the budget allows, a sweep whose first round cannot fit is skipped, and the
+# claims that lack seeds say so (INCONCLUSIVE) instead of deciding on too few.
+#
 # **The claims ledger.** *Evidence* claims compare a simulation (GD-trained networks or
 # exact finite-$D$ minimisers) with the theory at the setting in the parameters cell; hard
 # ones stop the chapter when they fail. *Soft* claims are the paper's qualitative statements,

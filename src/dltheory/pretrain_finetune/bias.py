@@ -79,7 +79,9 @@ def _dual_F(nu, X, y, r, phi):
     a = X.T @ nu + phi
     if np.max(np.abs(a)) > 700:
         return np.inf
-    return float(np.sum(r * np.cosh(a)) - nu @ y)
+    # sum r (cosh a - 1), written as 2 r sinh^2(a/2): the constant sum r (thousands at large
+    # scales) would swamp the line search's decrease in float64 (Newton then stalls near 1e-4)
+    return float(np.sum(2 * r * np.sinh(a / 2) ** 2) - nu @ y)
 
 
 def solve_bias(X, y, c, phi=0.0, *, tol: float = 1e-10, max_newton: int = 400) -> BiasSolution:
@@ -216,7 +218,7 @@ def solve_bias_batched(X, y, c, *, tol: float = 1e-10, max_newton: int = 400, de
 
     def dual(nu_, r):
         a = (Xt @ nu_.unsqueeze(-1)).squeeze(-1)
-        f = (r * torch.cosh(a.clamp(-700, 700))).sum(1) - (nu_ * y).sum(1)
+        f = (2 * r * torch.sinh(a.clamp(-700, 700) / 2) ** 2).sum(1) - (nu_ * y).sum(1)
         return torch.where(a.abs().amax(1) > 700, torch.full_like(f, float("inf")), f)
 
     eye = torch.eye(n, dtype=torch.float64, device=X.device)

@@ -22,12 +22,29 @@ def _agg(df: pd.DataFrame, keys) -> pd.DataFrame:
                                                   replica=("replica", "first")).reset_index()
 
 
+def _skipped(ledger, df: pd.DataFrame, claims_) -> bool:
+    """When a budgeted sweep was not started (empty table), record its claims ``[(id,
+    statement, kind)]`` as INCONCLUSIVE with the reason and return True."""
+    if df is not None and len(df) > 0:
+        return False
+    why = (df.attrs.get("skipped") if df is not None else None) or "not run at this scale"
+    for id_, st, kind in claims_:
+        ledger.inconclusive(id_, st, kind=kind, note=why)
+    return True
+
+
+def _rounds(cfg, df: pd.DataFrame):
+    """``(done, needed)`` blocks of seeds of a simulation sweep (None without rounds)."""
+    r = df.attrs.get("rounds")
+    return None if r is None else (int(r[0]), cfg.blocks_needed)
+
+
 def _reach(cfg, df: pd.DataFrame) -> pd.DataFrame:
     """The rows of tasks within reach of this scale's D (``Config.reachable``)."""
     return df[df.task.map(cfg.reachable)]
 
 
-def _ratio_claim(ledger, cfg, id_, statement, agg: pd.DataFrame, note: str = ""):
+def _ratio_claim(ledger, cfg, id_, statement, agg: pd.DataFrame, note: str = "", rounds=None):
     note = "; ".join(x for x in (note, cfg.unreachable_note(list(dict.fromkeys(agg.task)))) if x)
     agg = _reach(cfg, agg)
     use = agg[agg.replica >= cfg.ratio_floor]
@@ -35,7 +52,7 @@ def _ratio_claim(ledger, cfg, id_, statement, agg: pd.DataFrame, note: str = "")
         return ledger.inconclusive(id_, statement, kind="hard", note=f"no point within reach with replica "
                                    f"error >= {cfg.ratio_floor}" + (f"; {note}" if note else ""))
     r = (use.sim / use.replica).to_numpy()
-    return ledger.check(id_, statement, float(np.median(r)), predicted=1.0, tol=cfg.ratio_tol,
+    return ledger.check(id_, statement, float(np.median(r)), predicted=1.0, tol=cfg.ratio_tol, rounds=rounds,
                         note=f"{len(use)} points with replica >= {cfg.ratio_floor}; ratios in "
                              f"[{r.min():.2f}, {r.max():.2f}]" + (f"; {note}" if note else ""))
 
@@ -96,27 +113,32 @@ def replica(ledger, cfg, sim: pd.DataFrame, l2_dev: float):
     ledger.check("PF.replica.l2_limit", "replica e = (1 - alpha) E B^2 at c = 1e3 (max abs diff)",
                  l2_dev, hi=0.01, kind="identity",
                  note="the fixed-point equations against their own closed-form l2 limit")
+    st = "replica vs exact minimisers: Spearman rank correlation over all points"
+    st_r = "replica vs exact minimisers: median of simulated / replica error"
+    if _skipped(ledger, sim, [("PF.replica.vs_sim", st, "hard"), ("PF.replica.vs_sim_ratio", st_r, "hard")]):
+        return None
     a = _agg(sim, ["task", "regime", "alpha"])
     r = _reach(cfg, a)
-    st = "replica vs exact minimisers: Spearman rank correlation over all points"
     if len(r) < 3:
         ledger.inconclusive("PF.replica.vs_sim", st, kind="hard", note=cfg.unreachable_note())
     else:
         rho = float(spearmanr(r.replica, r.sim).statistic)
-        ledger.check("PF.replica.vs_sim", st, rho, lo=cfg.spearman_min,
+        ledger.check("PF.replica.vs_sim", st, rho, lo=cfg.spearman_min, rounds=_rounds(cfg, sim),
                      note="; ".join(x for x in (f"{len(r)} points, D={cfg.d_eff}, {cfg.n_seeds} seeds",
                                                 cfg.unreachable_note()) if x))
-    _ratio_claim(ledger, cfg, "PF.replica.vs_sim_ratio", "replica vs exact minimisers: median of "
-                 "simulated / replica error", a)
+    _ratio_claim(ledger, cfg, "PF.replica.vs_sim_ratio", st_r, a, rounds=_rounds(cfg, sim))
     return a
 
 
 def gd(ledger, cfg, gd: pd.DataFrame):
     """Networks trained by GD against the exact minimiser of the FT potential."""
+    st = ("networks trained by GD (tau and tau/2, extrapolated to tau -> 0) vs the exact minimiser: "
+          "max |e_GD - e_exact| / (e_exact + gd_atol)")
+    if _skipped(ledger, gd, [("PF.replica.vs_gd", st, "hard")]):
+        return
     rel = ((gd.gd_flow - gd.exact).abs() / (gd.exact + cfg.gd_atol)).max()
     raw = ((gd.gd - gd.exact).abs() / (gd.exact + cfg.gd_atol)).max()
-    ledger.check("PF.replica.vs_gd", "networks trained by GD (tau and tau/2, extrapolated to tau -> 0) vs the "
-                 "exact minimiser: max |e_GD - e_exact| / (e_exact + gd_atol)", float(rel), hi=cfg.gd_rtol,
+    ledger.check("PF.replica.vs_gd", st, float(rel), hi=cfg.gd_rtol,
                  note=f"full overlap, D={cfg.d_gd}, alpha_FT={cfg.alpha_gd}; at the larger step alone: {raw:.3f}")
 
 
@@ -146,9 +168,11 @@ def best_lambda(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.Data
                           f"spread over lambda {spread[task]:.3f}")
         rows.append({"task": task, "best lambda (replica)": b, "e at best": float(e_at[b])})
     # simulation: does any regime setting beat the replica's choice by > order_k paired s.e.?
+    st = ("simulation: no regime setting (I, II, IV) beats the replica's best by more than a "
+          "family-wise paired-t threshold (max t)")
+    if _skipped(ledger, sim, [("PF.best_lambda.sim_agrees", st, "hard")]):
+        return pd.DataFrame(rows)
     s = _reach(cfg, sim[(sim.alpha == cfg.alpha_ft) & sim.regime.isin(["I", "II", "IV"])])
-    st = ("simulation: no regime setting (I, II, IV) beats the replica's best by more than order_k "
-          "paired s.e. (max z)")
     if len(s) == 0:
         ledger.inconclusive("PF.best_lambda.sim_agrees", st, kind="hard", note=cfg.unreachable_note())
         return pd.DataFrame(rows)
@@ -161,7 +185,7 @@ def best_lambda(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.Data
             worst_z, n_cmp = max(worst_z, m / se), n_cmp + 1
             notes.append(f"{task}: {r_best}-{r} {m:+.3f}±{se:.3f}")
     k = cfg.t_crit(s.seed.nunique(), n_cmp)
-    ledger.check("PF.best_lambda.sim_agrees", st, worst_z, hi=k,
+    ledger.check("PF.best_lambda.sim_agrees", st, worst_z, hi=k, rounds=_rounds(cfg, sim),
                  note=f"threshold t = {k:.2f} ({n_cmp} comparisons, family-wise rule); " + "; ".join(notes))
     return pd.DataFrame(rows)
 
@@ -169,10 +193,15 @@ def best_lambda(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.Data
 # ----------------------------------------------------------------------------- section 6
 def knobs(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
     """gamma and c_PT sweeps: simulated vs replica values, and the direction of each effect."""
+    st = ("simulation never contradicts the replica's direction of the gamma and c_PT effects (count of "
+          "significant contradictions)")
+    st_r = "gamma and c_PT sweeps: median of simulated / replica error"
+    if _skipped(ledger, sim, [("PF.knobs.vs_sim_ratio", st_r, "hard"), ("PF.knobs.direction", st, "hard")]):
+        return pd.DataFrame()
+    rounds = _rounds(cfg, sim)
     sim = sim.assign(value=np.where(sim.knob == "gamma", sim.gamma, sim.c))
     a = _agg(sim, ["knob", "task", "value"])
-    _ratio_claim(ledger, cfg, "PF.knobs.vs_sim_ratio", "gamma and c_PT sweeps: median of simulated / "
-                 "replica error", a)
+    _ratio_claim(ledger, cfg, "PF.knobs.vs_sim_ratio", st_r, a, rounds=rounds)
     rows, bad, n_sig = [], 0, 0
     groups = list(_reach(cfg, sim).groupby(["knob", "task"], sort=False))
     k = cfg.t_crit(sim.seed.nunique(), max(1, len(groups)))
@@ -187,12 +216,10 @@ def knobs(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
         rows.append({"knob": knob, "task": task, "from": lo, "to": hi, "replica change": d_rep,
                      "simulated change": m, "s.e.": se,
                      "theory says": "raising it hurts" if d_rep > 0 else "raising it helps"})
-    st = ("simulation never contradicts the replica's direction of the gamma and c_PT effects (count of "
-          "significant contradictions)")
     if not rows:
         ledger.inconclusive("PF.knobs.direction", st, kind="hard", note=cfg.unreachable_note())
     else:
-        ledger.check("PF.knobs.direction", st, bad, hi=0,
+        ledger.check("PF.knobs.direction", st, bad, hi=0, rounds=rounds,
                      note="; ".join(x for x in (f"{n_sig} of {len(rows)} simulated changes exceed "
                                                 f"t = {k:.2f} s.e. (family-wise rule)", cfg.unreachable_note()) if x))
     return pd.DataFrame(rows)
@@ -200,6 +227,10 @@ def knobs(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------- section 7
 def learned_path(ledger, cfg, path: pd.DataFrame):
+    if _skipped(ledger, path, [("PF.learned_path", "learned (l, PD) go from ~(1, 0) at lam=-1 to ~(2, -1) at "
+                                "lam=+1 (max sup-distance)", "hard"),
+                               ("PF.learned_path.tradeoff", "learned points satisfy l + PD >= 1", "soft")]):
+        return
     p = path[["ell", "pd"]].to_numpy()
     rich = cfg.c_pt <= 1e-2 and cfg.gamma <= 1e-2
     reach = cfg.reachable["full overlap"]
@@ -228,6 +259,10 @@ def imperfect(ledger, cfg, th: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
                  "best lambda_PT is negative", lam_best, hi=-1e-9, kind="soft",
                  note=f"margin e(+1) - e(best) = {margin:.4f}")
     st = f"simulation: lambda_PT = {lam_best:g} beats +1 (paired e(+1) - e({lam_best:g}) > 0)"
+    if _skipped(ledger, sim, [("PF.imperfect_pt.sim", st, "soft"),
+                              ("PF.imperfect_pt.margin", f"simulation: e(+1) - e({lam_best:g}) equals the "
+                               "replica's margin (tolerance order_k paired s.e.)", "soft")]):
+        return piv.reset_index()
     if cfg.rho_pt * cfg.d_imp < cfg.min_active:
         ledger.inconclusive("PF.imperfect_pt.sim", st, note=cfg.unreachable_note(["full overlap"]))
         return piv.reset_index()
@@ -264,6 +299,10 @@ def _sign_claim(ledger, id_, statement, diffs, note=""):
 
 
 def vision(ledger, cfg, vis: pd.DataFrame) -> pd.DataFrame:
+    if _skipped(ledger, vis, [(f"PF.vision.{k}", "digits stand-in (not run)", "soft") for k in (
+            "early_scale", "readout_gamma", "pt_init_scale.new_classes", "pt_init_scale.shift",
+            "pt_init_scale.subset", "pr_drop", "ensd")]):
+        return pd.DataFrame()
     piv = vis.pivot_table(index=["ft_task", "seed", "n"], columns="intervention", values="acc")
     d = lambda a, b: (piv[a] - piv[b]).to_numpy()
     rows = []
@@ -302,7 +341,8 @@ def vision(ledger, cfg, vis: pd.DataFrame) -> pd.DataFrame:
 def modadd(ledger, cfg, ma: pd.DataFrame | None):
     st = "modular addition: embedding scale 0.25 helps more on new-prime tasks (gain on mod 5/10 minus mod 3)"
     if ma is None or len(ma) == 0:
-        return ledger.inconclusive("PF.transformer.new_prime", st, note="not run at this scale (CPU budget)")
+        why = (ma.attrs.get("skipped") if ma is not None else None) or "not run at this scale (CPU budget)"
+        return ledger.inconclusive("PF.transformer.new_prime", st, note=why)
     piv = ma.pivot_table(index=["seed", "modulus"], columns="kappa_emb", values="acc")
     gain = (piv[0.25] - piv[1.0]).unstack("modulus")
     if len(gain) < 2:

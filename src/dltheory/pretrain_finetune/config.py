@@ -25,6 +25,27 @@ formula ``bias.ft_scales`` that the replica theory uses, and one GD-trained netw
 regime (plus one at ``gamma_gd`` = 1, where the gamma^2 term shapes c_d) is compared with the
 minimiser of the formula's potential. A wrong ``ft_scales`` therefore moves one side only.
 
+Budgets and the paper scale (``DLTHEORY_BUDGET``). The simulation sweeps run in rounds of
+``seeds_per_task`` seeds (``pf_regimes``, ``pf_knobs``; one seed per round for ``pf_imp_sim``,
+``pf_vision``, ``pf_modadd``); the replica curves in rounds of interleaved alpha points; shares
+in ``BUDGET_WEIGHTS``. Under a budget, a sweep whose first round would not fit its share
+(estimated from a probe timed on the machine: one D = 300 minimiser scaled by N^2 D, or 200
+GD steps at the paper size) is not started, and its claims are INCONCLUSIVE with that
+reason; the ratio and ordering claims need ``min_seeds`` seeds (8 at smoke and standard, 4 at
+paper, where D = 2000 halves the per-seed spread) and are INCONCLUSIVE with fewer rounds.
+Cost model of ``paper`` (CPU seconds on one core, from probes on this machine: a minimiser at
+D = 1200, N = 360 took 0.26 s, scaling as N^2 D): ``pf_regimes`` 12 (task, regime) x 4 alphas
+x 10 seeds at D = 2000, about 640 s; ``pf_knobs`` 18 x 10 x 0.5 s = 100 s; ``pf_imp_sim``
+10 seeds x 7 minimisers = 230 s; ``pf_gd`` 4 GD runs at D = 1000 (about 4e5 steps each),
+several hundred s; replica curves about 60 s; digits stand-in (10 seeds x 3 tasks, 1000 PT
+steps) and the modular-addition transformer (5 seeds) about 500 s and 300 s: in all about an
+hour on one core. Everything is float64 (the dual Newton and GD converge to 1e-10 and the
+checks compare errors at 1e-3; TF32 is never enabled). On one H100 the minimisers of a round
+run as one batched dual Newton (``solve_bias_batched``) and GD steps are launch-bound:
+expected 5-8 minutes for ``paper`` (not measured: no GPU was at hand); a T4's float64 rate
+(1/32 of float32) makes it several times slower. ``full`` doubles D and seeds (D = 4000, 20
+seeds): about 8x the minimiser cost, an estimated 8 h on one core, 30-60 min on one GPU.
+
 Tolerances and decision rules (fixed before the calibration run; family-wise rule: at most
 ``fw_alpha`` = 1% chance of any false hard FAIL per chapter run, split by Bonferroni over the
 ``n_hard`` = 13 hard claims, i.e. 7.7e-4 per claim, z = 3.36 two-sided):
@@ -103,21 +124,30 @@ class Config(ChapterConfig):
         {"SEED": 11, "RHO_PT": 0.45, "RHO_SH": 0.45, "RHO_NEW": 0.04, "ALPHA_PT": 0.25,
          "ALPHA_FT": 0.12, "C_PT": 2e-4, "LAM_IV": -0.99, "GAMMA": 2e-4},
     ]
+    #: Shares of the chapter budget (``DLTHEORY_BUDGET``) per sweep; "figures" is a reserve.
+    BUDGET_WEIGHTS = {"pf_curves": 0.10, "pf_regimes": 0.30, "pf_gd": 0.10, "pf_knobs": 0.15, "pf_path": 0.03,
+                      "pf_imp_theory": 0.07, "pf_imp_sim": 0.05, "pf_vision": 0.08, "pf_modadd": 0.07,
+                      "figures": 0.05}
     PRESETS = {  # smoke: the field defaults below
         "smoke": {},
     "standard": dict(taus=(0.04, 0.02, 0.01, 0.005), grid=200, d_sim=600, d_sim_max=1500, n_seeds=8,
+                     seeds_per_task=2,
                      alphas_sim=(0.15, 0.3, 0.5), n_alpha_theory=16, n_knob_theory=8, d_gd=300,
                      alphas_ft_imperfect=(0.2, 0.35, 0.5), lams_imperfect=(-0.999, -0.9, -0.5, 0.0, 1.0),
                      d_imperfect=1000, n_seeds_imperfect=6,
                      vision_pt_steps=300, vision_seeds=5, vision_n=(10, 30, 100),
                      modadd_seeds=3),
     "paper": dict(taus=(0.04, 0.02, 0.01, 0.005), grid=200, d_sim=2000, d_sim_max=6000, n_seeds=10,
+                  seeds_per_task=2, min_seeds=4,
                   alphas_sim=(0.1, 0.2, 0.3, 0.5), n_alpha_theory=40, n_knob_theory=12, d_gd=1000,
                   alphas_ft_imperfect=(0.2, 0.35, 0.5), lams_imperfect=(-0.999, -0.99, -0.9, -0.5, 0.0, 1.0),
                   d_imperfect=2000, n_seeds_imperfect=10,
                   vision_pt_steps=1000, vision_seeds=10, vision_n=(10, 20, 50, 100, 200),
                   modadd_seeds=5, modadd_steps=(2000, 500)),
     }
+    PRESETS["full"] = {**PRESETS["paper"], "d_sim": 4000, "d_sim_max": 8000, "n_seeds": 20, "min_seeds": 8,
+                       "d_imperfect": 4000, "n_seeds_imperfect": 20, "d_gd": 2000}
+
 
     rho_pt: float = 0.2        # PT density
     rho_sh: float = 0.25       # subset task: fraction of PT features the FT teacher reuses
@@ -144,6 +174,8 @@ class Config(ChapterConfig):
     min_active: float = 6.0             # expected active FT coordinates of the sparsest task
     d_sim_max: int = 450                # cap on that raise; beyond it the setting is out of domain
     n_seeds: int = 8
+    seeds_per_task: int = 8             # seeds per simulation task: one round of the budget
+    min_seeds: int = 8                  # seeds the ratio / ordering claims need (tolerances set at 8)
     alphas_sim: tuple = (0.15, 0.3)     # plus alpha_ft
     n_alpha_theory: int = 6             # points on each replica curve
     n_knob_theory: int = 5              # points on each gamma / c replica curve
@@ -190,6 +222,7 @@ class Config(ChapterConfig):
 
     def validate(self) -> None:
         for name in ("d_small", "n_pt_small", "n_ft_small", "grid", "d_sim", "n_seeds", "d_imperfect",
+                     "seeds_per_task", "min_seeds",
                      "n_seeds_imperfect",
                      "n_alpha_theory", "n_knob_theory", "d_gd", "vision_pt_steps", "vision_seeds", "gd_max_steps"):
             validation.integer(name, getattr(self, name), 1)
@@ -268,6 +301,18 @@ class Config(ChapterConfig):
     @property
     def seeds(self) -> tuple:
         return tuple(range(1000 * self.seed, 1000 * self.seed + self.n_seeds))
+
+    @property
+    def n_blocks(self) -> int:
+        """Rounds of the simulation sweeps (blocks of ``seeds_per_task`` seeds)."""
+        return math.ceil(self.n_seeds / self.seeds_per_task)
+
+    def seed_block(self, b: int) -> tuple:
+        return self.seeds[b * self.seeds_per_task:(b + 1) * self.seeds_per_task]
+
+    @property
+    def blocks_needed(self) -> int:
+        return math.ceil(min(self.min_seeds, self.n_seeds) / self.seeds_per_task)
 
 
 DOMAIN = Config.domain()

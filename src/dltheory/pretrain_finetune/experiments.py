@@ -119,6 +119,47 @@ def _engine():
     return engine
 
 
+def _exact_cost(cfg, d: int, alpha: float) -> float:
+    """Estimated seconds of one task of a simulation sweep (``cfg.seeds_per_task`` exact FT
+    minimisers at dimension ``d``, ``N = alpha d``): one minimiser timed at D = 300 on this
+    machine, scaled by ``N^2 D`` (the dual Newton's Hessian). Only called under a budget."""
+    import time
+
+    from .data import FULL_OVERLAP
+
+    t0 = time.perf_counter()
+    run_exact(FULL_OVERLAP, 300, alpha, 1e-3, -0.9, 1e-3, seed=12345)
+    probe = time.perf_counter() - t0
+    return cfg.seeds_per_task * probe * (d / 300.0) ** 3
+
+
+def _budgeted(fn, tasks, cfg, name: str, cost, *, rounds: str, **kw):
+    """``experiments.sweep(fn, tasks, rounds=rounds)`` under the chapter budget, except that a
+    sweep whose *first* round would not fit its allotment (``cost``: estimated seconds per
+    task, a number or a callable evaluated only under a budget) is not started at all: it
+    returns an empty table with ``attrs["rounds"] = (0, planned)`` and the reason in
+    ``attrs["skipped"]``, and its claims are INCONCLUSIVE. Without a budget: ``sweep``."""
+    import pandas as pd
+
+    from .. import budget
+
+    eng = _engine()
+    allot = budget.allot(name)
+    if allot is not None and tasks:
+        key = rounds if callable(rounds) else (lambda t: t[rounds])
+        planned = len({key(t) for t in tasks})
+        first = [t for t in tasks if key(t) == min(key(u) for u in tasks)]
+        need = (cost() if callable(cost) else cost) * len(first)
+        if need > allot:
+            budget.note_rounds(name, 0, planned)
+            df = pd.DataFrame()
+            df.attrs["rounds"] = (0, planned)
+            df.attrs["skipped"] = (f"{name}: its first round needs about {need:.0f} s, the budget leaves it "
+                                   f"{allot:.0f} s (skipped before the run)")
+            return df
+    return eng.sweep(fn, tasks, config=cfg, name=name, rounds=rounds, **kw)
+
+
 def _replica(cfg, task, alpha, c, lam, gamma, alpha_pt=None) -> float:
     from .replica import replica_error
 
@@ -188,28 +229,30 @@ def small(cfg, **kw):
 
 
 def regime_task(cfg, task: dict) -> list[dict]:
-    """Exact minimisers at (task, regime, α) over the seeds, with the replica value."""
+    """Exact minimisers at (task, regime, α) over the seeds of block ``task["block"]`` (a
+    round of the chapter budget), with the replica value."""
     t = cfg.tasks[task["task"]]
     c, lam = cfg.regimes[task["regime"]] if "regime" in task else (task["c"], task["lam"])
     gamma = task.get("gamma", cfg.gamma)
     rep = _replica(cfg, t, task["alpha"], c, lam, gamma)
-    if cfg.device != "cpu":  # all seeds in one batched dual Newton on the device
-        return _regime_batched(cfg, t, task["alpha"], c, lam, gamma, rep)
+    seeds = cfg.seed_block(task["block"])
+    if cfg.device != "cpu":  # all seeds of the block in one batched dual Newton on the device
+        return _regime_batched(cfg, t, task["alpha"], c, lam, gamma, rep, seeds)
     rows = []
-    for s in cfg.seeds:
+    for s in seeds:
         run = run_exact(t, cfg.d_eff, task["alpha"], c, lam, gamma, seed=s)
         rows.append({"seed": s, "sim": run.rel_error, "raw": run.error, "energy": run.teacher_energy,
                      "replica": rep})
     return rows
 
 
-def _regime_batched(cfg, t, alpha, c, lam, gamma, rep) -> list[dict]:
+def _regime_batched(cfg, t, alpha, c, lam, gamma, rep, seeds) -> list[dict]:
     """The same draws as :func:`run_exact` (perfect PT), solved together by
     :func:`~.bias.solve_bias_batched` on ``cfg.device``."""
     from .bias import solve_bias_batched
 
     stars, Xs, cds = [], [], []
-    for s in cfg.seeds:
+    for s in seeds:
         rng = as_generator(s)
         s_pt, s_ft = _teachers(t, cfg.d_eff, rng)
         Xs.append(sample_design(max(1, round(alpha * cfg.d_eff)), cfg.d_eff, rng))
@@ -219,13 +262,15 @@ def _regime_batched(cfg, t, alpha, c, lam, gamma, rep) -> list[dict]:
     beta, _ = solve_bias_batched(X, np.einsum("bnd,bd->bn", X, star), np.stack(cds), device=cfg.device)
     err, rel = gen_error(beta, star), rel_error(beta, star)
     return [{"seed": s, "sim": float(rel[i]), "raw": float(err[i]), "energy": float(np.mean(star[i] ** 2)),
-             "replica": rep} for i, s in enumerate(cfg.seeds)]
+             "replica": rep} for i, s in enumerate(seeds)]
 
 
 def regimes_vs_sim(cfg, **kw):
     """Section 4: every task x regime x α (one row per seed)."""
-    tasks = [{"task": t, "regime": r, "alpha": a} for t in cfg.tasks for r in cfg.regimes for a in cfg.alphas]
-    return _engine().sweep(regime_task, tasks, config=cfg, name="pf_regimes", **kw)
+    tasks = [{"task": t, "regime": r, "alpha": a, "block": b} for b in range(cfg.n_blocks)
+             for t in cfg.tasks for r in cfg.regimes for a in cfg.alphas]
+    return _budgeted(regime_task, tasks, cfg, "pf_regimes", lambda: _exact_cost(cfg, cfg.d_eff, max(cfg.alphas)),
+                     rounds="block", **kw)
 
 
 def curve_task(cfg, task: dict) -> dict:
@@ -243,16 +288,27 @@ def replica_curves(cfg, **kw):
               for t in cfg.tasks for g in np.geomspace(1e-4, 1.0, cfg.n_knob_theory)]
     tasks += [{"curve": "c", "task": t, "alpha": cfg.alpha_ft, "c": float(c), "lam": cfg.lam_iv, "gamma": cfg.gamma}
               for t in cfg.tasks for c in np.geomspace(1e-4, 10.0, cfg.n_knob_theory)]
-    return _engine().sweep(curve_task, tasks, config=cfg, name="pf_curves", **kw)
+    # rounds: the lambda curves (the claims read them), then the gamma and c curves with every
+    # 4th alpha point, then the other alpha points
+    idx = {float(a): i for i, a in enumerate(cfg.alpha_curve)}
+    rounds = functools.partial(_curve_round, idx)
+    return _engine().sweep(curve_task, tasks, config=cfg, name="pf_curves", rounds=rounds, **kw)
+
+
+def _curve_round(idx: dict, t: dict) -> int:
+    return 1 + idx[t["alpha"]] % 4 if t["curve"] == "alpha" else 0 if t["curve"] == "lambda" else 1
 
 
 def knob_sweeps_vs_sim(cfg, **kw):
     """Section 6: simulated γ and c_PT sweeps at λ = λ_IV, α = α_FT, per task."""
-    tasks = [{"knob": "gamma", "task": t, "alpha": cfg.alpha_ft, "c": cfg.c_pt, "lam": cfg.lam_iv, "gamma": g}
-             for t in cfg.tasks for g in cfg.gammas_sim]
-    tasks += [{"knob": "c", "task": t, "alpha": cfg.alpha_ft, "c": c, "lam": cfg.lam_iv, "gamma": cfg.gamma}
-              for t in cfg.tasks for c in cfg.cs_sim]
-    return _engine().sweep(regime_task, tasks, config=cfg, name="pf_knobs", **kw)
+    tasks = []
+    for b in range(cfg.n_blocks):
+        tasks += [{"knob": "gamma", "task": t, "alpha": cfg.alpha_ft, "c": cfg.c_pt, "lam": cfg.lam_iv,
+                   "gamma": g, "block": b} for t in cfg.tasks for g in cfg.gammas_sim]
+        tasks += [{"knob": "c", "task": t, "alpha": cfg.alpha_ft, "c": c, "lam": cfg.lam_iv, "gamma": cfg.gamma,
+                   "block": b} for t in cfg.tasks for c in cfg.cs_sim]
+    return _budgeted(regime_task, tasks, cfg, "pf_knobs", lambda: _exact_cost(cfg, cfg.d_eff, cfg.alpha_ft),
+                     rounds="block", **kw)
 
 
 def gd_task(cfg, task: dict) -> dict:
@@ -283,7 +339,28 @@ def gd_vs_exact(cfg, **kw):
     """Networks trained by GD (closed-form PT weights, rebalanced, GD on the FT data)."""
     tasks = [{"regime": "II", "tau": 0.04}, {"regime": "III", "tau": 0.004}, {"regime": "IV", "tau": 0.04},
              {"regime": "IV", "tau": 0.04, "gamma": cfg.gamma_gd}]
-    return _engine().sweep(gd_task, tasks, config=cfg, name="pf_gd", **kw)
+    return _budgeted(gd_task, tasks, cfg, "pf_gd", lambda: _gd_cost(cfg), rounds=_one_round, **kw)
+
+
+def _one_round(t: dict) -> int:
+    return 0
+
+
+def _gd_cost(cfg) -> float:
+    """Estimated seconds of one GD task: 200 steps timed at (N, D) = (alpha_gd D_gd, D_gd)
+    on this machine, times 4e5 steps (the step count of the smoke runs, about 1e5 per run
+    at tau and its halvings, with a margin)."""
+    import time
+
+    from .model import uniform_init
+
+    d = cfg.d_gd
+    n = max(1, round(cfg.alpha_gd * d))
+    X = torch.randn(1, n, d, dtype=torch.float64, device=cfg.device if cfg.device != "cpu" else None)
+    W = uniform_init(1e-3, -0.9, (1, d), device=X.device)
+    t0 = time.perf_counter()
+    train_gd(X, X.sum(dim=-1), W, 0.01, max_steps=200, tol=0.0)
+    return 4e5 / 200 * (time.perf_counter() - t0)
 
 
 def path_task(cfg, task: dict) -> dict:
@@ -293,7 +370,8 @@ def path_task(cfg, task: dict) -> dict:
 
 
 def learned_path(cfg, **kw):
-    return _engine().sweep(path_task, [{"lam": lam} for lam in cfg.lams], config=cfg, name="pf_path", **kw)
+    return _budgeted(path_task, [{"lam": lam} for lam in cfg.lams], cfg, "pf_path",
+                     lambda: _exact_cost(cfg, cfg.d_eff, 0.3) / cfg.seeds_per_task, rounds=_one_round, **kw)
 
 
 def imperfect_theory_task(cfg, task: dict) -> dict:
@@ -308,7 +386,7 @@ def imperfect_sim_task(cfg, task: dict) -> list[dict]:
     t = cfg.tasks["full overlap"]
     d, a_ft = cfg.d_imp, task["alpha_ft"]
     rows = []
-    for s in range(1000 * cfg.seed, 1000 * cfg.seed + cfg.n_seeds_imperfect):
+    for s in [1000 * cfg.seed + task["seed"]]:
         rng = as_generator(10_000 + s)
         s_pt, s_ft = _teachers(t, d, rng)
         Xp = sample_design(max(1, round(cfg.alpha_pt * d)), d, rng)
@@ -316,18 +394,25 @@ def imperfect_sim_task(cfg, task: dict) -> list[dict]:
         X = sample_design(max(1, round(a_ft * d)), d, rng)
         for lam in cfg.lams_imperfect:
             b = solve_bias(X, X @ s_ft, network_ft_scales(b_pt, cfg.c_pt, lam, cfg.gamma)).beta
-            rows.append({"seed": s, "lam": lam, "sim": float(rel_error(b, s_ft))})
+            rows.append({"lam": lam, "sim": float(rel_error(b, s_ft))})
     return rows
+
+
+def _imp_round(a_max: float, t: dict) -> int:
+    return 0 if t["alpha_ft"] == a_max else 1
 
 
 def imperfect(cfg, **kw):
     """Section 8: replica (perfect and α_PT) over λ and α_FT; simulation at the largest α_FT."""
     eng = _engine()
+    a_ft = max(cfg.alphas_ft_imperfect)
     th = eng.sweep(imperfect_theory_task, [{"alpha_pt": a_pt, "alpha_ft": a, "lam": lam}
                                            for a_pt in (1.0, cfg.alpha_pt) for a in cfg.alphas_ft_imperfect
-                                           for lam in cfg.lams_imperfect], config=cfg, name="pf_imp_theory", **kw)
-    sim = eng.sweep(imperfect_sim_task, [{"alpha_ft": max(cfg.alphas_ft_imperfect)}], config=cfg,
-                    name="pf_imp_sim", **kw)
+                                           for lam in cfg.lams_imperfect], config=cfg, name="pf_imp_theory",
+                   rounds=functools.partial(_imp_round, a_ft), **kw)
+    cost = lambda: (len(cfg.lams_imperfect) + 1) * _exact_cost(cfg, cfg.d_imp, max(a_ft, cfg.alpha_pt)) / cfg.seeds_per_task  # noqa: E731
+    sim = _budgeted(imperfect_sim_task, [{"alpha_ft": a_ft, "seed": s} for s in range(cfg.n_seeds_imperfect)],
+                    cfg, "pf_imp_sim", cost, rounds="seed", **kw)
     return th, sim
 
 
@@ -372,7 +457,9 @@ def vision_task(cfg, task: dict) -> list[dict]:
 
 def vision(cfg, **kw):
     tasks = [{"ft_task": t, "seed": s} for t in VISION_TASKS for s in range(cfg.vision_seeds)]
-    return _engine().sweep(vision_task, tasks, config=cfg, name="pf_vision", **kw)
+    # estimated cost per task from the smoke timing (about 0.6 s of PT per 200 steps, 0.3 s per FT run)
+    cost = 0.6 * cfg.vision_pt_steps / 200 * len(INTERVENTIONS) / 3 + 0.3 * len(cfg.vision_n) * len(INTERVENTIONS)
+    return _budgeted(vision_task, tasks, cfg, "pf_vision", cost, rounds="seed", **kw)
 
 
 def modadd_task(cfg, task: dict) -> list[dict]:
@@ -384,5 +471,7 @@ def modadd_task(cfg, task: dict) -> list[dict]:
 
 
 def modadd(cfg, **kw):
-    return _engine().sweep(modadd_task, [{"seed": s} for s in range(cfg.modadd_seeds)], config=cfg,
-                           name="pf_modadd", **kw)
+    # a rough cost per seed for the budget's first-round test: 10 ms per AdamW step on a CPU core
+    cost = 0.01 * (cfg.modadd_steps[0] + 6 * cfg.modadd_steps[1])
+    return _budgeted(modadd_task, [{"seed": s} for s in range(cfg.modadd_seeds)], cfg, "pf_modadd", cost,
+                     rounds="seed", **kw)

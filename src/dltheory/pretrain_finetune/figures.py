@@ -15,6 +15,11 @@ from .regimes import CORNERS, l_order_pd
 _TRI = np.array([[1, 0], [2, 0], [2, -1], [1, 0]])
 
 
+def _cols(df: pd.DataFrame, cols) -> pd.DataFrame:
+    """``df``, or an empty table with ``cols`` when a budgeted sweep was skipped (theory only)."""
+    return df if len(df) else pd.DataFrame({c: pd.Series(dtype=float) for c in cols})
+
+
 def _mean(df, keys):
     return df.groupby(list(keys), sort=False).agg(sim=("sim", "mean"), sem=("sim", "sem")).reset_index()
 
@@ -61,7 +66,8 @@ def regimes_map(cfg):
 
 
 def replica_vs_sim(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
-    tasks = list(dict.fromkeys(sim.task))
+    sim = _cols(sim, ["task", "regime", "alpha", "sim"])
+    tasks = list(cfg.tasks)
     fig, axes = plt.subplots(1, len(tasks), figsize=(11, 3.3), sharey=True)
     cur = curves[curves.curve == "alpha"]
     m = _mean(sim, ["task", "regime", "alpha"])
@@ -83,6 +89,7 @@ def replica_vs_sim(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
 
 def lambda_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
     lam = curves[curves.curve == "lambda"]
+    sim = _cols(sim, ["task", "regime", "alpha", "sim"])
     s = _mean(sim[(sim.alpha == cfg.alpha_ft) & sim.regime.isin(["I", "II", "IV"])], ["task", "regime"])
     lam_of = {r: cfg.regimes[r][1] for r in ("I", "II", "IV")}
     xs = {x: i for i, x in enumerate(cfg.lams)}
@@ -108,6 +115,7 @@ def lambda_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
 
 def knob_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
+    sim = _cols(sim, ["knob", "task", "gamma", "c", "sim"])
     for ax, knob, lab in ((axes[0], "gamma", r"readout re-init $\gamma_{FT}$"), (axes[1], "c", r"PT scale $c_{PT}$")):
         cur = curves[curves.curve == knob]
         ss = sim[sim.knob == knob].assign(value=lambda d, k=knob: d[k])
@@ -129,6 +137,7 @@ def knob_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
 
 def learned_path(path: pd.DataFrame, cfg):
     fig, ax = plt.subplots(figsize=(4.6, 3.6))
+    path = _cols(path, ["ell", "pd", "lam"])
     ax.plot(_TRI[:, 0], _TRI[:, 1], color="0.3", lw=1)
     ax.plot(path.ell, path.pd, color="0.6", lw=0.8, zorder=1)
     sc = ax.scatter(path.ell, path.pd, c=path.lam, cmap="coolwarm", zorder=3)
@@ -149,7 +158,7 @@ def imperfect(th: pd.DataFrame, sim: pd.DataFrame, cfg):
             name = "perfect" if a_pt == 1.0 else f"α_PT={a_pt:g}"
             plotting.theory(ax, pos, g.to_numpy(), color=plotting.color(i), ls=ls, marker="o", ms=3,
                             label=f"{name}, α_FT={a:g}")
-    m = _mean(sim, ["lam"]).set_index("lam").reindex(lams)
+    m = _mean(_cols(sim, ["lam", "sim"]), ["lam"]).set_index("lam").reindex(lams)
     i_max = len(cfg.alphas_ft_imperfect) - 1
     plotting.sim(ax, pos, m.sim, yerr=m["sem"], color=plotting.color(i_max), label=f"sim, α_PT={cfg.alpha_pt:g}")
     ax.set_xticks(pos, [f"{x:g}" for x in lams])
@@ -162,7 +171,10 @@ def imperfect(th: pd.DataFrame, sim: pd.DataFrame, cfg):
 
 
 def vision(vis: pd.DataFrame, cfg):
-    tasks = list(dict.fromkeys(vis.ft_task))
+    from .experiments import VISION_TASKS
+
+    vis = _cols(vis, ["ft_task", "intervention", "n", "acc"])
+    tasks = list(VISION_TASKS)
     fig, axes = plt.subplots(1, len(tasks), figsize=(11, 3.2))
     for ax, t in zip(axes, tasks, strict=True):
         g = vis[vis.ft_task == t].groupby(["intervention", "n"], sort=False).acc.agg(["mean", "sem"]).reset_index()
@@ -173,7 +185,8 @@ def vision(vis: pd.DataFrame, cfg):
         ax.set_xlabel("FT examples n")
         ax.set_title(t, fontsize=9)
     axes[0].set_ylabel("test accuracy")
-    axes[-1].legend(fontsize=6)
+    if len(vis):
+        axes[-1].legend(fontsize=6)
     fig.suptitle(f"Digits stand-in, PT on 0-7 ({plotting.scale_tag(cfg.scale, f'{cfg.vision_seeds} seeds')})",
                  fontsize=10)
     return fig

@@ -133,7 +133,7 @@ ledger = claims.Ledger("depth_expansion", scale=SCALE, device=rt.device)
 
 # %%
 ex = de.experiments.expansions(cfg)
-runtime.display(ex[["epochs", "train_old", "test_old", "pop_old"]])
+runtime.display(de.experiments.view(ex, ["epochs", "train_old", "test_old", "pop_old"]))
 
 # %% [markdown]
 # ## Zero-initialised insertion preserves the function
@@ -171,7 +171,7 @@ runtime.display(ex[["epochs", "train_old", "test_old", "pop_old"]])
 
 # %%
 sig_cols = ["gamma_S", "gamma_pop", "fd_slope", "gamma64", "t_cond1", "z_perm", "cos"]
-runtime.display(ex.loc["old", sig_cols])
+runtime.display(de.experiments.view(ex, sig_cols, "old"))
 
 # %% tags=["hide-input"]
 runtime.show(de.figures.condition1_null(ex, cfg), "de_condition1_null")
@@ -215,8 +215,8 @@ de.checks.signal(ledger, cfg, ex)
 runtime.show(de.figures.line_search(ex, cfg), "de_jumpboard_line_search")
 
 # %%
-runtime.display(ex.loc["old", ["eta_pop", "delta_R", "delta_R_lo", "delta_R_hi", "t_train",
-                               "eta_S", "delta_test", "cos"]])
+runtime.display(de.experiments.view(ex, ["eta_pop", "delta_R", "delta_R_lo", "delta_R_hi",
+                                         "t_train", "eta_S", "delta_test", "cos"], "old"))
 de.checks.jumpboards(ledger, cfg, ex)
 
 # %% [markdown]
@@ -243,8 +243,8 @@ de.checks.jumpboards(ledger, cfg, ex)
 # (all parameters) for the same extra epochs.
 
 # %%
-runtime.display(ex.loc["old", ["chosen", "test_old", "test_new", "test_control",
-                               "delta_erm_pop", "delta_erm_S"]])
+runtime.display(de.experiments.view(ex, ["chosen", "test_old", "test_new", "test_control",
+                                         "delta_erm_pop", "delta_erm_S"], "old"))
 de.checks.condition2(ledger, cfg, ex)
 
 # %% [markdown]
@@ -289,8 +289,9 @@ de.checks.condition2(ledger, cfg, ex)
 runtime.show(de.figures.waterfall(ex, cfg), "de_waterfall")
 
 # %%
-runtime.display(ex.loc["old", ["lhs", "delta_R", "test_bracket", "rhsA", "failure_prob",
-                               "K_needed", "delta_test", "rhsB"]])
+runtime.display(de.experiments.view(ex, ["lhs", "delta_R", "test_bracket", "rhsA",
+                                         "failure_prob", "K_needed", "delta_test", "rhsB"],
+                                     "old"))
 de.checks.routes(ledger, cfg, ex)
 
 # %% [markdown]
@@ -351,9 +352,9 @@ runtime.show(de.figures.norm_bound(ex, cfg), "de_norm_bound")
 
 # %%
 sims = de.experiments.theorem_sims(cfg, ex)
-runtime.display(sims["routes"][["A_worst_tightness", "A_worst_predicted", "B_worst_tightness",
-                                 "B_worst_predicted", "A_tightness", "B_tightness",
-                                 "B_worst_coverage_fail", "event_fail", "event_bound"]])
+runtime.display(de.experiments.view(sims["routes"], [
+    "A_worst_tightness", "A_worst_predicted", "B_worst_tightness", "B_worst_predicted",
+    "A_tightness", "B_tightness", "B_worst_coverage_fail", "event_fail", "event_bound"]))
 runtime.display(sims["hoeffding"])
 de.checks.theorems(ledger, cfg, ex, sims)
 
@@ -380,7 +381,8 @@ de.checks.theorems(ledger, cfg, ex, sims)
 # how far the twin gets towards interpolation depends on the training budget.
 
 # %%
-runtime.display(ex[["train_old", "test_old", "gamma_S", "gamma_pop", "cos", "delta_test"]])
+runtime.display(de.experiments.view(ex, ["train_old", "test_old", "gamma_S", "gamma_pop", "cos",
+                                         "delta_test"]))
 de.checks.degenerate(ledger, cfg, ex)
 
 # %% [markdown]
@@ -438,7 +440,8 @@ de.checks.lipschitz(ledger, cfg, ex)
 
 # %%
 cdf = de.experiments.conv(cfg)
-runtime.display(cdf[["data", "train_ce", "gamma_S", "gamma_test", "z", "cos", "delta_test"]])
+runtime.display(de.experiments.view(cdf, ["data", "train_ce", "gamma_S", "gamma_test", "z", "cos",
+                                          "delta_test"]))
 de.checks.conv(ledger, cfg, cdf)
 
 # %% [markdown]
@@ -457,8 +460,8 @@ de.checks.conv(ledger, cfg, cdf)
 
 # %%
 tdf = de.experiments.transformer(cfg)
-runtime.display(tdf[["train_ce", "test", "gamma", "fd_slope", "t_cond1", "eta", "delta_R",
-                     "delta_R_lo"]])
+runtime.display(de.experiments.view(tdf, ["train_ce", "test", "gamma", "fd_slope", "t_cond1",
+                                          "eta", "delta_R", "delta_R_lo"]))
 de.checks.transformer(ledger, cfg, tdf)
 
 # %% [markdown]

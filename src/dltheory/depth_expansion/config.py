@@ -10,6 +10,29 @@ post-norm residual MLP of the main demonstration, insertion point ``1 <= l_star 
 [0, 100000]. The theory is stated for any trained network of this family, so this is where
 every hard claim is checked.
 
+Scales and cost (``depth_expansion.cost`` holds the model; per-step times measured on one
+CPU thread, float32; no GPU was available to this session, so GPU times are estimates of a
+launch-bound H100 at 1 ms + 0.25 ms per block per step, upper bounds at the epoch caps):
+
+* ``smoke`` (CI, one thread): about 40 CPU-seconds of training and measurement (measured);
+* ``standard``: about 7 CPU-minutes by the model (the grid's 48 conv cells are 5 of them);
+* ``paper`` (one H100, about 8 minutes): the grid that decides signal decay and joint
+  scaling, conv ResNets on digits at 16x16, widths 8-32, depths 2-16, five seeds per cell
+  (60 cells, at most 100 epochs each: ~5.4 GPU-min, ~100 CPU-min by the model), the
+  observability widths 16-512 (4 seeds, <= 100 epochs: ~1.2 GPU-min), the rest ~1.1
+  GPU-min; about 114 CPU-minutes in all;
+  float32 training throughout (every tolerance of the grid and scaling claims is a
+  seed-to-seed spread far above float32 round-off; the identities and the finite
+  difference run in float64 copies whatever the training dtype);
+* ``full``: the sizes of the paper's experiments as far as this book reconstructs them,
+  CIFAR-10 at 32x32 in the grid (widths 16-64, depths 2-16, 4 seeds, 100 epochs) and the
+  observability widths to 512 for 200 epochs: about 8 GPU-hours and 800 CPU-hours by the
+  model (the grid's 3.75 million CIFAR steps are nearly all of it) (CIFAR-10 must be on disk, ``DLTHEORY_DATA_DIR``; otherwise the digits stand in).
+
+Under a time budget (``$DLTHEORY_BUDGET``) the sweeps run in rounds of seeds with the shares
+of ``BUDGET_WEIGHTS``; a sweep whose first round the cost model puts above its share is not
+started and its claims are INCONCLUSIVE with that reason (``experiments._sweep``).
+
 Budget rule (smoke and standard). Training and evaluation cost grows about as
 ``depth * (c0 + width^2)``. The number of training epochs of the main demonstration is
 divided by ``work_factor`` (the cost relative to width 64, depth 4) when that factor exceeds
@@ -57,12 +80,27 @@ class Config(ChapterConfig):
             n_seeds=5, n_test=10_000, n_pop=50_000, n_eta=41, n_perm=500, n_curve=10_000,
             align_seeds=5,
             twin_max_epochs=100, align_ns=(1000, 4000, 16_000, 64_000), align_steps=960,
+            grid_widths=(8, 16, 32), grid_depths=(2, 4, 8, 16), grid_res=16,
+            grid_epochs=100, grid_seeds=5, grid_target_ce=0.3, obs_widths=(16, 64, 256, 512),
+            obs_seeds=4, obs_target_ce=0.9, obs_max_epochs=100, prog_n=16_000, prog_rounds=12,
+            prog_epochs=10, conv_widths=(16, 32, 64), conv_epochs=30, conv_n_signal=10_000,
+            tf_seeds=3, device="auto"),
+        "full": dict(
+            n_seeds=5, n_test=10_000, n_pop=50_000, n_eta=41, n_perm=500, n_curve=10_000,
+            align_seeds=5,
+            twin_max_epochs=100, align_ns=(1000, 4000, 16_000, 64_000), align_steps=960,
             grid_widths=(16, 32, 64), grid_depths=(2, 4, 8, 16), grid_res=16,
-            grid_epochs=100, grid_seeds=4, grid_target_ce=0.3, obs_widths=(16, 64, 256, 512), obs_seeds=5,
-            obs_target_ce=0.9, obs_max_epochs=200, prog_n=16_000, prog_rounds=12,
+            grid_epochs=100, grid_seeds=4, grid_target_ce=0.3, obs_widths=(16, 64, 256, 512),
+            obs_seeds=5, obs_target_ce=0.9, obs_max_epochs=200, prog_n=16_000, prog_rounds=12,
             prog_epochs=10, conv_data="cifar10", conv_widths=(16, 32, 64),
-            conv_epochs=30, conv_n_signal=10_000, device="auto"),
+            conv_epochs=30, conv_n_signal=10_000, tf_seeds=3, device="auto"),
     }
+    # Shares of the chapter budget by sweep (``dltheory.budget``); "fits" keeps time for the
+    # simulations, the figures and the checks after the sweeps.
+    BUDGET_WEIGHTS = {"depth_expansion.expansion": 0.30, "depth_expansion.transformer": 0.05,
+                      "depth_expansion.conv": 0.03, "depth_expansion.alignment": 0.05,
+                      "depth_expansion.grid_conv": 0.30, "depth_expansion.observability": 0.08,
+                      "depth_expansion.progressive": 0.05, "fits": 0.14}
 
     width: int = 64               # post-norm residual MLP of the main demonstration
     depth: int = 4
@@ -279,7 +317,7 @@ class Config(ChapterConfig):
     def n_pop_eff(self) -> int:
         """Population sample after the budget rule: doubled (at most) for networks cheaper
         than the default, whose signals are weaker and whose evaluation is cheaper."""
-        if self.scale == "paper" or self.work_factor >= 1:
+        if self.scale in ("paper", "full") or self.work_factor >= 1:
             return self.n_pop
         return 2 * round(self.n_pop * min(2.0, 1.0 / self.work_factor) / 2)
 
@@ -302,7 +340,7 @@ class Config(ChapterConfig):
         """Epochs after the budget rule (only at smoke and standard): divided by the work
         factor when it exceeds one, never below ``floor`` (default ``min_epochs``; the
         block-only training and its control use 1) nor above ``epochs``."""
-        if self.scale == "paper" or self.work_factor <= 1:
+        if self.scale in ("paper", "full") or self.work_factor <= 1:
             return int(epochs)
         lo = self.min_epochs if floor is None else floor
         return int(min(epochs, max(lo, round(epochs / self.work_factor))))
@@ -311,13 +349,13 @@ class Config(ChapterConfig):
     def n_perm_eff(self) -> int:
         """Permutations after the budget rule: divided by the work factor above one, at
         least 50 (the null-mean check's tolerance follows the Monte Carlo error)."""
-        if self.scale == "paper" or self.work_factor <= 1:
+        if self.scale in ("paper", "full") or self.work_factor <= 1:
             return self.n_perm
         return max(min(50, self.n_perm), round(self.n_perm / self.work_factor))
 
     @property
     def align_steps_eff(self) -> int:
-        if self.scale == "paper" or self.work_factor <= 1:
+        if self.scale in ("paper", "full") or self.work_factor <= 1:
             return self.align_steps
         return max(self.align_steps // 4, round(self.align_steps / self.work_factor))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -295,10 +296,57 @@ def depth_width_grid(pool: Pool, *, n: int, widths, depths, epochs: int, seed: i
 # function per experiment returning a tidy DataFrame.
 # --------------------------------------------------------------------------------------
 
-def _sweep(fn, tasks, cfg, name):
-    from .. import experiments as engine
+def device_kind(cfg) -> str:
+    """"cuda" when the chapter's tensors go to a GPU, else "cpu" (for the cost model)."""
+    dev = str(cfg.device)
+    return "cuda" if dev.startswith("cuda") or (dev == "auto" and torch.cuda.is_available()) \
+        else "cpu"
 
-    return engine.sweep(fn, tasks, config=cfg, name=f"depth_expansion.{name}")
+
+def _sweep(fn, tasks, cfg, name, *, rounds: str | None = "seed"):
+    """Run a sweep of the chapter, in rounds of ``rounds`` (a task key) under the chapter
+    budget. Under a budget, a sweep whose *first* round the cost model (``cost``) puts above
+    the sweep's allotment is not started: the returned table is empty, with
+    ``attrs["skipped"]`` (the reason) and ``attrs["rounds"] = (0, planned)``; the checks
+    make its claims INCONCLUSIVE with that reason (decided from the sizes, before running)."""
+    from .. import budget
+    from .. import experiments as engine
+    from . import cost
+
+    full = f"depth_expansion.{name}"
+    rounds = rounds if rounds is not None and all(rounds in t for t in tasks) else None
+    planned = len({t[rounds] for t in tasks}) if rounds else 1
+    allot = budget.allot(full)
+    if allot is not None:
+        dev = device_kind(cfg)
+        need = cost.round_seconds(cfg, name.split("_")[0], dev)
+        if need > allot:
+            df = pd.DataFrame()
+            df.attrs["rounds"] = (0, planned)
+            df.attrs["skipped"] = (f"not run under this budget: one round of the {name} sweep "
+                                   f"needs about {need:.0f} s on {dev} (cost model of "
+                                   f"depth_expansion.cost), its share of the budget was "
+                                   f"{allot:.0f} s")
+            budget.note_rounds(full, 0, planned)
+            return df
+    df = engine.sweep(fn, tasks, config=cfg, name=full, rounds=rounds)
+    df.attrs.setdefault("rounds", (planned, planned))
+    return df
+
+
+def skipped(df) -> str | None:
+    """The reason a sweep's table is empty (not run under the budget), else None."""
+    return getattr(df, "attrs", {}).get("skipped")
+
+
+def view(df, cols=None, model: str | None = None):
+    """A sweep's table for display (``model``: one level of the expansions' index, ``cols``:
+    its columns), or the one-line reason when the sweep was not run."""
+    why = skipped(df)
+    if why:
+        return why
+    out = df.loc[model] if model is not None else df
+    return out[cols] if cols is not None else out
 
 
 def _old_model(cfg, pool, seed: int, *, twin: bool = False):
@@ -475,7 +523,8 @@ def expansions(cfg) -> pd.DataFrame:
     twin (seed cfg.seed), indexed by (model, seed)."""
     tasks = [{"model": "old", "seed": s} for s in cfg.seeds] + [{"model": "twin",
                                                                    "seed": cfg.seed}]
-    return _sweep(expansion_task, tasks, cfg, "expansion").set_index(["model", "seed"])
+    df = _sweep(expansion_task, tasks, cfg, "expansion")
+    return df if skipped(df) else _keep_attrs(df, df.set_index(["model", "seed"]))
 
 
 def alignment_task(cfg, task: dict) -> dict:
@@ -598,7 +647,7 @@ def progressive_task(cfg, task: dict) -> list[dict]:
 
 
 def progressive(cfg) -> pd.DataFrame:
-    return _sweep(progressive_task, [{"seed": cfg.seed}], cfg, "progressive")
+    return _sweep(progressive_task, [{"seed": cfg.seed}], cfg, "progressive", rounds=None)
 
 
 def conv_task(cfg, task: dict) -> dict:
@@ -637,7 +686,8 @@ def conv_task(cfg, task: dict) -> dict:
 
 def conv(cfg) -> pd.DataFrame:
     tasks = [{"channels": c, "seed": cfg.seed} for c in cfg.conv_widths]
-    return _sweep(conv_task, tasks, cfg, "conv").set_index("channels")
+    df = _sweep(conv_task, tasks, cfg, "conv", rounds=None)
+    return df if skipped(df) else _keep_attrs(df, df.set_index("channels"))
 
 
 def transformer_task(cfg, task: dict) -> dict:
@@ -684,7 +734,13 @@ def transformer_task(cfg, task: dict) -> dict:
 def transformer(cfg) -> pd.DataFrame:
     """One row per seed (cfg.tf_seeds seeds from cfg.seed)."""
     tasks = [{"seed": s} for s in range(cfg.seed, cfg.seed + cfg.tf_seeds)]
-    return _sweep(transformer_task, tasks, cfg, "transformer").set_index("seed")
+    df = _sweep(transformer_task, tasks, cfg, "transformer")
+    return df if skipped(df) else _keep_attrs(df, df.set_index("seed"))
+
+
+def _keep_attrs(src: pd.DataFrame, dst: pd.DataFrame) -> pd.DataFrame:
+    dst.attrs.update(src.attrs)
+    return dst
 
 
 def theorem_sims(cfg, ex: pd.DataFrame) -> dict:
@@ -695,11 +751,15 @@ def theorem_sims(cfg, ex: pd.DataFrame) -> dict:
     (Delta_R = 2 B x / sqrt(K) for x in cfg.hoeff_x) and at the K the bound asks for at the
     chapter's margin; the same transfer event on each instance's own loss differences; and
     the low-rank null against simulated rank-r covariances."""
+    from .. import budget
     from . import transfer as tr
 
-    old = ex.xs("old", level="model")
-    rows = []
+    old = ex.xs("old", level="model") if not skipped(ex) else pd.DataFrame()
+    rows, t0 = [], time.perf_counter()
     for seed, r in old.iterrows():
+        left, per = budget.remaining(), (time.perf_counter() - t0) / max(len(rows), 1)
+        if rows and left is not None and left < 2 * per:
+            break   # under a budget: the seeds done so far (the note counts them)
         L = np.asarray(r.losses_B, dtype=np.float64)
         L = np.concatenate([L, tr.complementary(np.clip(L[:, 3], 0, cfg.B), cfg.B)], 1)
         sims = tr.simulate_routes(L, n=cfg.n_train, K=cfg.n_test, delta=cfg.route_delta,
@@ -714,14 +774,17 @@ def theorem_sims(cfg, ex: pd.DataFrame) -> dict:
                                                            "tightness", "predicted", "eps_M",
                                                            "eps_K")})
         rows.append(row)
-    routes = pd.DataFrame(rows).set_index("seed")
+    routes = pd.DataFrame(rows).set_index("seed") if rows else pd.DataFrame()
+    if skipped(ex):
+        routes.attrs["skipped"] = skipped(ex)
     K, B = cfg.n_test, cfg.B
     deltas = [2 * B * x / math.sqrt(K) for x in cfg.hoeff_x]
     freq = tr.simulate_hoeffding(K, deltas, B, draws=cfg.hoeff_draws, seed=cfg.seed + 41)
     hoeff = pd.DataFrame({"x": cfg.hoeff_x, "K": K, "delta_R": deltas, "freq": freq,
                           "bound": [bounds.hoeffding_failure(K, d, B) for d in deltas],
                           "exact": [tr.rademacher_tail(K, d / 2, B) for d in deltas]})
-    dR = float(old.delta_R.median()) if (old.delta_R > 0).all() else cfg.hoeff_margin
+    dR = (float(old.delta_R.median()) if len(old) and (old.delta_R > 0).all()
+          else cfg.hoeff_margin)
     Kstar = int(math.ceil(bounds.hoeffding_K(dR, B, cfg.route_delta)))
     fK = float(tr.simulate_hoeffding(Kstar, [dR], B, draws=cfg.hoeff_draws,
                                      seed=cfg.seed + 42)[0])

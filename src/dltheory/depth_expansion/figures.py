@@ -20,10 +20,27 @@ def _tag(cfg, data: str = DATA) -> str:
     return plotting.scale_tag(cfg.scale, data)
 
 
+def _unless_skipped(fn):
+    """A figure of a sweep that was not run under the budget: one line saying why."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(df, *args, **kwargs):
+        why = getattr(df, "attrs", {}).get("skipped")
+        if not why:
+            return fn(df, *args, **kwargs)
+        fig, ax = plt.subplots(figsize=(6, 1.2))
+        ax.axis("off")
+        ax.text(0.0, 0.5, why, wrap=True, va="center", fontsize=9)
+        return fig
+    return wrapper
+
+
 def _first(ex: pd.DataFrame, cfg) -> pd.Series:
     return ex.loc[("old", cfg.seed)]
 
 
+@_unless_skipped
 def condition1_null(ex: pd.DataFrame, cfg):
     e0 = _first(ex, cfg)
     fig, ax = plt.subplots()
@@ -40,6 +57,7 @@ def condition1_null(ex: pd.DataFrame, cfg):
     return fig
 
 
+@_unless_skipped
 def line_search(ex: pd.DataFrame, cfg):
     e0 = _first(ex, cfg)
     c = e0.curves
@@ -74,6 +92,7 @@ def _bars(ax, labels, values, roles, total, title):
     return min(0.0, *cum, total), max(0.0, *cum, total)
 
 
+@_unless_skipped
 def waterfall(ex: pd.DataFrame, cfg):
     e = _first(ex, cfg)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
@@ -92,6 +111,7 @@ def waterfall(ex: pd.DataFrame, cfg):
     return fig
 
 
+@_unless_skipped
 def norm_bound(ex: pd.DataFrame, cfg):
     e = _first(ex, cfg)
     ns = np.geomspace(1e3, 1e7, 20)
@@ -109,6 +129,7 @@ def norm_bound(ex: pd.DataFrame, cfg):
     return fig
 
 
+@_unless_skipped
 def rms_hist(ex: pd.DataFrame, cfg):
     e = _first(ex, cfg)
     pre = np.asarray(e.rms_pre, float)
@@ -125,6 +146,7 @@ def rms_hist(ex: pd.DataFrame, cfg):
     return fig
 
 
+@_unless_skipped
 def alignment(df: pd.DataFrame, cfg):
     m = df.groupby("n").cos.mean()
     fig, ax = plt.subplots()
@@ -138,6 +160,7 @@ def alignment(df: pd.DataFrame, cfg):
     return fig
 
 
+@_unless_skipped
 def grid(gdf: pd.DataFrame, cfg):
     ok = gdf[gdf["reached"]] if "reached" in gdf else gdf
     g = ok.groupby(["width", "depth"])[["train", "test", "gamma_pop"]]
@@ -174,6 +197,7 @@ def _grid_data(cfg) -> str:
                              else "digits")
 
 
+@_unless_skipped
 def observability(odf: pd.DataFrame, cfg):
     fig, axes = plt.subplots(1, 3, figsize=(10, 3.2))
     m = odf.groupby("width")[["cos", "ratio", "z"]].mean()
@@ -190,6 +214,7 @@ def observability(odf: pd.DataFrame, cfg):
     return fig
 
 
+@_unless_skipped
 def covariance(gdf: pd.DataFrame, cfg):
     rows = gdf[gdf.sigma.notna()] if "sigma" in gdf else gdf.iloc[:0]
     fig, axes = plt.subplots(1, max(1, len(rows)), figsize=(3.0 * max(1, len(rows)), 3.0))
@@ -210,6 +235,7 @@ def covariance(gdf: pd.DataFrame, cfg):
     return fig
 
 
+@_unless_skipped
 def progressive(prog: pd.DataFrame, cfg):
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for key, i, ls in (("test", 0, "-"), ("pop", 2, "-"), ("train", 1, "--")):

@@ -1,0 +1,35 @@
+"""The chapter under a time budget: the cost model, sweeps not started when their first
+round does not fit, and their claims INCONCLUSIVE with the reason."""
+
+import pytest
+
+from dltheory import budget, claims
+from dltheory import depth_expansion as de
+from dltheory.depth_expansion import cost
+from dltheory.depth_expansion import experiments as dx
+
+
+def test_cost_model_orders_the_scales():
+    t = {s: sum(cost.table(de.Config.for_scale(s)).values()) for s in
+         ("smoke", "standard", "paper", "full")}
+    assert t["smoke"] < t["standard"] < t["paper"] < t["full"]
+    gpu = sum(cost.table(de.Config.for_scale("paper"), "cuda").values())
+    assert 4 * 60 < gpu < 12 * 60          # "about 8 minutes on one H100"
+    assert cost.conv_step(64, 16, 16) == pytest.approx(0.903, rel=0.1)   # measured
+
+
+def test_sweep_too_large_for_its_share_is_skipped_and_inconclusive():
+    cfg = de.Config.for_scale("paper")
+    budget.start(5.0, de.Config.BUDGET_WEIGHTS)
+    try:
+        gdf = dx.grid(cfg)
+    finally:
+        budget.start(None, {})
+    assert gdf.empty and "grid_conv sweep" in dx.skipped(gdf)
+    assert gdf.attrs["rounds"] == (0, cfg.grid_seeds)
+    led = claims.Ledger("depth_expansion", scale="paper")
+    de.checks.grid(led, cfg, gdf)
+    assert {c.verdict for c in led.claims.values()} == {claims.INCONCLUSIVE}
+    assert "not run under this budget" in led.claims["DE.signal_decay"].note
+    assert isinstance(dx.view(gdf, ["test"]), str)
+    de.figures.grid(gdf, cfg)     # a one-line figure, no error

@@ -54,6 +54,22 @@ def _skip(ledger, section: str, *tables, ids=None) -> bool:
     return True
 
 
+def _prints(fn):
+    """A check function of the chapter that also prints the one-line verdict of every claim
+    it recorded (the claim's repr), so each check cell shows its verdicts."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(ledger, *args, **kwargs):
+        before = set(ledger.claims)
+        out = fn(ledger, *args, **kwargs)
+        for cid, c in ledger.claims.items():
+            if cid not in before:
+                print(repr(c))
+        return out
+    return wrapper
+
+
 def _old(ex: pd.DataFrame) -> pd.DataFrame:
     return ex.xs("old", level="model")
 
@@ -62,6 +78,7 @@ def _twin(ex: pd.DataFrame) -> pd.Series:
     return ex.xs("twin", level="model").iloc[0]
 
 
+@_prints
 def signal(ledger, cfg, ex: pd.DataFrame) -> None:
     """Function preservation, the first-order slope, the permutation null, Condition 1."""
     if _skip(ledger, "signal", ex):
@@ -118,6 +135,7 @@ def _powered(ledger, cfg, id, statement, rows, t_col, value, t_all, what):
                                     f"margin cannot be told from noise at this setting")
 
 
+@_prints
 def jumpboards(ledger, cfg, ex: pd.DataFrame) -> None:
     if _skip(ledger, "jumpboards", ex):
         return
@@ -135,6 +153,7 @@ def jumpboards(ledger, cfg, ex: pd.DataFrame) -> None:
              old, "t_train", lambda r: r.cos, old.t_train, "a training-set (cross-fitted)")
 
 
+@_prints
 def condition2(ledger, cfg, ex: pd.DataFrame) -> None:
     if _skip(ledger, "condition2", ex):
         return
@@ -158,6 +177,7 @@ def condition2(ledger, cfg, ex: pd.DataFrame) -> None:
                  note="min over seeds of L_test(f_old) - L_test(f_new)")
 
 
+@_prints
 def routes(ledger, cfg, ex: pd.DataFrame) -> None:
     if _skip(ledger, "routes", ex):
         return
@@ -194,6 +214,7 @@ def routes(ledger, cfg, ex: pd.DataFrame) -> None:
                       f"promise it here")
 
 
+@_prints
 def degenerate(ledger, cfg, ex: pd.DataFrame) -> None:
     if _skip(ledger, "degenerate", ex):
         return
@@ -218,6 +239,7 @@ def degenerate(ledger, cfg, ex: pd.DataFrame) -> None:
                       f"cos = {t.cos:.2f}")
 
 
+@_prints
 def regularity(ledger, cfg, ex: pd.DataFrame) -> None:
     if _skip(ledger, "regularity", ex):
         return
@@ -254,6 +276,7 @@ def regularity(ledger, cfg, ex: pd.DataFrame) -> None:
                       f"{old.lip_naive.max():.0f} epsilon-naive")
 
 
+@_prints
 def alignment(ledger, cfg, df: pd.DataFrame) -> None:
     if _skip(ledger, "alignment", df):
         return
@@ -308,6 +331,7 @@ def _welch(a, b) -> tuple[float, float]:
     return float(b.mean() - a.mean()), math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
 
 
+@_prints
 def grid(ledger, cfg, gdf: pd.DataFrame) -> None:
     """Signal decay, the depth-only rebound and its shrinking with width (joint scaling),
     from the grid's cells that reached the matched training loss."""
@@ -355,6 +379,7 @@ def grid(ledger, cfg, gdf: pd.DataFrame) -> None:
                      f"{note}; slope of the per-seed rebound on log2 width")
 
 
+@_prints
 def observability(ledger, cfg, odf: pd.DataFrame) -> None:
     if _skip(ledger, "observability", odf):
         return
@@ -368,6 +393,7 @@ def observability(ledger, cfg, odf: pd.DataFrame) -> None:
                  f"{means.to_dict('index')}; train CE matched at {cfg.obs_target_ce}")
 
 
+@_prints
 def covariance(ledger, cfg, odf: pd.DataFrame, gdf: pd.DataFrame) -> None:
     """Near-diagonal activation-gradient covariance: MLP (the observability models) against
     the low-rank null, and the conv grid's channel covariance across widths."""
@@ -416,6 +442,7 @@ def _covariance_conv(ledger, cfg, gdf: pd.DataFrame) -> None:
                             note=f"{note}; within {cfg.trend_k:g} s.e. of {cfg.offdiag_max:g}")
 
 
+@_prints
 def conv(ledger, cfg, cdf: pd.DataFrame) -> None:
     if _skip(ledger, "conv", cdf):
         return
@@ -429,6 +456,7 @@ def conv(ledger, cfg, cdf: pd.DataFrame) -> None:
                       f"its null {cdf.z.round(1).tolist()}")
 
 
+@_prints
 def power_law(ledger, cfg, prog: pd.DataFrame) -> None:
     if _skip(ledger, "power_law", prog):
         return
@@ -455,6 +483,7 @@ def hoeffding_table(ex: pd.DataFrame, B: float) -> pd.DataFrame:
                         index=old.index)
 
 
+@_prints
 def theorems(ledger, cfg, ex: pd.DataFrame, sims: dict) -> None:
     """Route A, Route B and the Hoeffding transfer as predictions that can fail (coverage
     and tightness from ``experiments.theorem_sims``), and the low-rank null's closed form."""
@@ -555,6 +584,7 @@ def _hoeffding_claims(ledger, cfg, sims: dict) -> None:
                       f"draws each; the null decides whether the MLP can test Assumption 3")
 
 
+@_prints
 def lipschitz(ledger, cfg, ex: pd.DataFrame) -> None:
     """The Lipschitz constants the theorems assume, against the trained networks."""
     if _skip(ledger, "lipschitz", ex):
@@ -580,6 +610,7 @@ def lipschitz(ledger, cfg, ex: pd.DataFrame) -> None:
                       f"{old.top_bound_max.max():.3g} (products of layer norms are loose)")
 
 
+@_prints
 def transformer(ledger, cfg, tdf: pd.DataFrame) -> None:
     """The insertion in a pre-norm Transformer: the MLP's mechanism checks."""
     if _skip(ledger, "transformer", tdf):

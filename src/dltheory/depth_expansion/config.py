@@ -51,6 +51,16 @@ import numpy as np
 from .. import validation
 from ..chapter_config import ChapterConfig, Knob
 
+# Shared by the paper and full presets (they differ in the grid's data, widths and seeds
+# and in the observability sweep's length).
+_PAPER_COMMON = dict(
+    n_seeds=5, n_test=10_000, n_pop=50_000, n_eta=41, n_perm=500, n_curve=10_000,
+    align_seeds=5, twin_max_epochs=100, align_ns=(1000, 4000, 16_000, 64_000), align_steps=960,
+    grid_depths=(2, 4, 8, 16), grid_res=16, grid_epochs=100, grid_target_ce=0.3,
+    obs_widths=(16, 64, 256, 512), obs_target_ce=0.9, prog_n=16_000, prog_rounds=12,
+    prog_epochs=10, conv_widths=(16, 32, 64), conv_epochs=30, conv_n_signal=10_000,
+    tf_seeds=3, device="auto")
+
 
 @dataclass(frozen=True)
 class Config(ChapterConfig):
@@ -76,24 +86,11 @@ class Config(ChapterConfig):
             grid_depths=(1, 2, 4, 8), grid_seeds=4, grid_target_ce=0.4, grid_epochs=40,
             obs_widths=(16, 64, 128), obs_seeds=5, obs_target_ce=0.9, obs_max_epochs=60, prog_n=8000, prog_rounds=8,
             prog_epochs=6, conv_widths=(8, 16, 32), conv_epochs=20, n_train=4000),
-        "paper": dict(
-            n_seeds=5, n_test=10_000, n_pop=50_000, n_eta=41, n_perm=500, n_curve=10_000,
-            align_seeds=5,
-            twin_max_epochs=100, align_ns=(1000, 4000, 16_000, 64_000), align_steps=960,
-            grid_widths=(8, 16, 32), grid_depths=(2, 4, 8, 16), grid_res=16,
-            grid_epochs=100, grid_seeds=5, grid_target_ce=0.3, obs_widths=(16, 64, 256, 512),
-            obs_seeds=4, obs_target_ce=0.9, obs_max_epochs=100, prog_n=16_000, prog_rounds=12,
-            prog_epochs=10, conv_widths=(16, 32, 64), conv_epochs=30, conv_n_signal=10_000,
-            tf_seeds=3, device="auto"),
-        "full": dict(
-            n_seeds=5, n_test=10_000, n_pop=50_000, n_eta=41, n_perm=500, n_curve=10_000,
-            align_seeds=5,
-            twin_max_epochs=100, align_ns=(1000, 4000, 16_000, 64_000), align_steps=960,
-            grid_widths=(16, 32, 64), grid_depths=(2, 4, 8, 16), grid_res=16,
-            grid_epochs=100, grid_seeds=4, grid_target_ce=0.3, obs_widths=(16, 64, 256, 512),
-            obs_seeds=5, obs_target_ce=0.9, obs_max_epochs=200, prog_n=16_000, prog_rounds=12,
-            prog_epochs=10, conv_data="cifar10", conv_widths=(16, 32, 64),
-            conv_epochs=30, conv_n_signal=10_000, tf_seeds=3, device="auto"),
+        "paper": {**_PAPER_COMMON, **dict(
+            grid_widths=(8, 16, 32), grid_seeds=5, obs_seeds=4, obs_max_epochs=100)},
+        "full": {**_PAPER_COMMON, **dict(
+            grid_widths=(16, 32, 64), grid_seeds=4, obs_seeds=5, obs_max_epochs=200,
+            conv_data="cifar10")},
     }
     # Shares of the chapter budget by sweep (``dltheory.budget``); "fits" keeps time for the
     # simulations, the figures and the checks after the sweeps.

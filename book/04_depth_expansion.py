@@ -683,7 +683,13 @@ plotting.explore(de.figures.explore, name="de_explore", width=(16, 256, 16, WIDT
 # seeds, 100 epochs): about 8 GPU-hours, or some 800 CPU-hours, by the same model. Under a
 # time budget (`DLTHEORY_BUDGET`) a sweep whose first round does not fit its share is not
 # started and its claims are inconclusive, with the reason in the note.
+#
+# The line above the table summarises the chapter's calibration (`scripts/calibrate.py`):
+# the chapter rerun at smoke over seeds, corners and edge midpoints of the declared domain,
+# and once with each planted error of its registry (`depth_expansion.mutations`) active;
+# the {doc}`calibration page <calibration>` has the details.
 
 # %%
 print(f"chapter wall time: {rt.elapsed():.1f} s")
+print(de.checks.calibration_summary())
 ledger.report()

@@ -636,3 +636,29 @@ def transformer(ledger, cfg, tdf: pd.DataFrame) -> None:
              "Transformer: the expanded class contains a jumpboard with strictly smaller "
              f"population risk (lower end of the {cfg.ci_level:.0%} bootstrap interval > 0)",
              tdf, "t_cond1", lambda r: r.delta_R_lo, tdf.t_cond1, "a held-out population")
+
+
+def calibration_summary(path=None) -> str:
+    """One line from the chapter's committed calibration record
+    (``book/calibration/depth_expansion.smoke.json``, written by ``scripts/calibrate.py``):
+    unmutated runs, false FAILs of hard claims, planted errors caught, median resolution."""
+    import json
+    from pathlib import Path
+
+    p = (Path(path) if path is not None else Path(__file__).resolve().parents[3] / "book"
+         / "calibration" / "depth_expansion.smoke.json")
+    if not p.exists():
+        return f"no calibration record of this chapter at {p.name}"
+    d = json.loads(p.read_text())
+    runs = [r for r in d["runs"] if not r["mutation"]]
+    off = sum(bool(r["setting"]) for r in runs)
+    hard = {k: c for k, c in d["claims"].items() if c["kind"] == "hard"}
+    ff = sum(int(c["false_fail"]) for c in hard.values())
+    muts = d.get("mutations") or {}
+    caught = sum(bool(m.get("flipped")) for m in muts.values())
+    res = [c["median_resolution"] for c in hard.values() if c.get("median_resolution")]
+    med = f"{np.median(res):.0%}" if res else "n/a"
+    return (f"calibration at {d['scale']}: {len(runs)} unmutated runs ({off} off the defaults, "
+            f"corners included), {ff} false FAILs of its {len(hard)} hard claims; "
+            f"{caught} of {len(muts)} planted errors caught; median resolution of the hard "
+            f"claims {med}; {float(d.get('cpu_s', 0)) / 3600:.1f} CPU-hours")

@@ -18,7 +18,8 @@ SECTION = {"dltheory.conservation.laws:theory_count": "counts",
            "dltheory.conservation.laws:renorm_top1_count": "counts",
            "dltheory.conservation.theory:matched_slope": "matched",
            "dltheory.conservation.theory:wd_decay": "discrete",
-           "dltheory.conservation.theory:adam_tau_exponent": "discrete"}
+           "dltheory.conservation.theory:adam_tau_exponent": "discrete",
+           "dltheory.conservation.train:gradients": "gradient"}
 # entries whose claims need the real-data runs: checked by scripts/calibrate.py only
 NOT_HERE = {"conservation_laws:late_gap_second_order"}
 TESTED = [i for i, m in ENTRIES.items() if m.target in SECTION]
@@ -26,7 +27,8 @@ TESTED = [i for i, m in ENTRIES.items() if m.target in SECTION]
 
 @pytest.fixture(scope="module")
 def cfg():
-    return config.Config.for_scale("smoke", disc_seeds=1, ks=(5, 10, 20, 40), id_steps=100)
+    return config.Config.for_scale("smoke", disc_seeds=1, ks=(5, 10, 20, 40), id_steps=100,
+                                   match_seeds=2)
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +38,17 @@ def runs(cfg):
     torch.set_default_dtype(old)
     return {"counts": lambda led: checks.counts(led, cfg, counts),
             "matched": (lambda m: lambda led: checks.matched(led, cfg, m))(ex.matched_progress(cfg)),
-            "discrete": (lambda w, i: lambda led: checks.discrete(led, cfg, w, i))(
-                ex.early_windows(cfg), ex.identity_runs(cfg))}
+            "discrete": (lambda w, i, a: lambda led: checks.discrete(led, cfg, w, i, a))(
+                ex.early_windows(cfg), ex.identity_runs(cfg), ex.adam_windows(cfg)),
+            # the gradient itself is what a planted error changes: measured afresh each time
+            "gradient": lambda led: checks.gradient(led, cfg, gradient_rows(cfg))}
+
+
+def gradient_rows(cfg):
+    import pandas as pd
+
+    return pd.DataFrame([{"block": b, **ex._task_gradient(cfg, {"block": b, "seed": 0})}
+                         for b in ("swiglu", "mha_rope")])
 
 
 def verdicts(check, tmp_path):

@@ -5,8 +5,15 @@ headline knobs are the block dimensions (``DOMAIN``, keyed by the chapter's para
 and every block of the chapter, the orthogonality and counting blocks as well as the
 training blocks of the discrete-time sections, is built from them.
 
-Tolerances were fixed before the final runs from the seed-to-seed spread measured on the
-default setting (3 seeds, 2 blocks, float64); each comment gives that spread.
+Tolerances come from seed spreads measured before the calibration run (float64; each comment
+gives the numbers). Round 3 re-measured the stochastic hard claims (Adam's exponent, the
+weight-decay factor, the matched-progress slopes, the gradient check) over 15-48 settings
+drawn across the declared domain, each with its own seed, and set each tolerance to at least
+the worst mean deviation plus 3.4 standard deviations: the Bonferroni share of a 1% chance of
+any false hard FAIL over the chapter's 14 hard claims whose measurement varies with the seed
+(those four, the char-LM late window, Adam's router drift and the seven negative controls;
+the law counts and orthogonality checks are exact). These tolerances are tighter than
+before (0.1, 0.2, 0.2); none was widened.
 """
 
 from __future__ import annotations
@@ -89,18 +96,25 @@ class Config(ChapterConfig):
     adam_lr_scale: float = 0.1
     id_tau: float = 1e-2
     id_steps: int = 200
-    wd_lambda: float = 0.5
+    wd_lambda: float = 5.0        # tau lam = 0.05: linearising the factor moves it by 5%
+    wd_steps: int = 20            # (1 - tau lam)^(2k) = 0.129 at k = 20; exp(-2 tau lam k) = 0.135
+    adam_tl: float = 0.02         # Adam's tau exponent on a shorter window (see tol_adam_alpha)
+    fd_eps: float = 1e-6          # gradient against central differences of the loss
+    fd_dirs: int = 16
     # matched learning progress: train until the loss falls to match_fraction * L0
     match_fraction: float = 0.5
     match_tl: tuple = (0.05, 0.1, 0.2, 0.4)      # GD: tau * lambda_max
-    match_adam_lr: tuple = (0.0025, 0.005, 0.01, 0.02)
+    match_adam_lr: tuple = (0.000625, 0.00125, 0.0025, 0.005)
+    match_seeds: int = 8
     match_max_steps: int = 4000
-    # GD slope of drift vs tau at matched loss: 1.02-1.05 over 3 seeds x 2 blocks (sd 0.015,
-    # discreteness bias +0.04): tolerance 0.1 around the prediction 1.
-    tol_match_gd: float = 0.10
-    # GD slope minus Adam slope at matched loss: Adam slopes 0.00-0.14 (sd 0.06 per seed,
-    # 0.035 for a 3-seed mean); tolerance 0.2 around 1 (about 3 sd of a 2-block mean at smoke).
-    tol_match_gap: float = 0.20
+    # GD slope of drift vs lr at matched loss (crossing interpolated, 8 seeds x 2 blocks): over
+    # 15 random settings of the domain 1.037 +- 0.005 (1.032-1.047; the O(tau) bias of GD
+    # against the flow at tau lam <= 0.4): tolerance 0.07 >= 0.047 + 3.4 x 0.005.
+    tol_match_gd: float = 0.07
+    # GD slope minus Adam slope at matched loss (Adam lrs 6.25e-4..5e-3, 8 seeds x 2 blocks):
+    # 1.005 +- 0.024 over the same 15 settings (0.977-1.066); tolerance 0.1 >= 0.005 + 3.4 x
+    # 0.024 (0.2 before, with 2 seeds and 4x larger Adam lrs: bias -0.04, sd 0.04).
+    tol_match_gap: float = 0.10
     # identities (by construction; bands only guard the code): float64 rounding of the exact
     # recursions is ~1e-15; early-window exponents 1.94-1.98 (alpha), 0.94-0.97 (beta)
     tol_exact: float = 1e-12
@@ -108,8 +122,17 @@ class Config(ChapterConfig):
     band_beta: tuple = (0.7, 1.2)
     band_alpha_real: tuple = (1.7, 2.3)   # char-LM / ViT (cross-entropy, 1-3 seeds)
     tol_exact_lm: float = 1e-10           # router sum of the 1-4 layer LM (larger sums)
-    tol_adam_alpha: float = 0.2   # Adam tau exponent (early window): observed 0.85-1.03
-    rtol_wd: float = 0.01         # weight-decay factor: the tau^2 q terms are ~1e-4 of |h|
+    # Adam's tau exponent, mean over the three blocks, one seed: on the window tau k lam <=
+    # 0.02 0.999 +- 0.006 at 24 seeds of the defaults (0.988-1.013) and 0.997 +- 0.008 at 24
+    # random settings (0.976-1.011); on the old window 0.32: 0.95-0.96 +- 0.02-0.035, which
+    # the old tolerance 0.2 had to absorb. Tolerance 0.04 >= 0.003 + 3.4 x 0.008.
+    tol_adam_alpha: float = 0.04
+    # weight-decay factor at tau lam = 0.05, k = 20: relative deviation -2e-5 +- 5e-5 over 15
+    # random settings (max |dev| 1.7e-4, the tau^2 q terms); the linearised factor is 5% off.
+    rtol_wd: float = 0.01
+    # gradient / central differences of the loss (eps 1e-6, 16 directions, SwiGLU and RoPE
+    # attention): |ratio - 1| 1.7e-10 +- 0.7e-10 over 15 random settings (max 3e-10).
+    tol_grad_fd: float = 1e-6
     adam_router_lo: float = 1e-3  # Adam moves the router sum: observed 0.06-0.3
     # ---- char-LM and digits ViT (fixed architectures, not the knobs)
     lm_dim: dict = field(default_factory=lambda: dict(d=32, H=4, dk=8, dv=8, E=4, m=32, T=32,

@@ -19,7 +19,7 @@ from .config import Config
 from .lie import count_laws, jacobian_rows, law_gradients, max_abs_cos
 from .models import FFN, MHA, Chain, MoE, NormSwiGLU, SwiGLU
 from .networks import TinyLM, TinyViT, ce_loss, lm_batch, patchify, teacher_regression
-from .train import early_window, sharpness, train
+from .train import early_window, gradient_fd_ratio, sharpness, train
 
 OPTS = ("gd", "sgd", "heavy_ball", "adam")
 
@@ -226,7 +226,7 @@ def _task_window(cfg: Config, task: dict) -> list[dict]:
     seed = cfg.seed + 10 * task["seed"]
     make, loss, n = _teacher(cfg, task["block"], seed)
     lam = sharpness(make(), loss)
-    w = early_window(make, loss, L.laws_for, tl_max=cfg.early_tl, ks=cfg.ks,
+    w = early_window(make, loss, L.laws_for, tl_max=task.get("tl", cfg.early_tl), ks=cfg.ks,
                      ratios=cfg.tau_ratios, optimizer=task["opt"], lam=lam, seed=seed,
                      **_opt_kw(cfg, task["opt"], n))
     rows = []
@@ -248,6 +248,31 @@ def early_windows(cfg: Config) -> pd.DataFrame:
     return _sweep(_task_window, tasks, cfg, "cl_early_windows")
 
 
+def adam_windows(cfg: Config) -> pd.DataFrame:
+    """Adam on a shorter early window (``tau k lambda_max <= adam_tl``), where its drift is
+    first order to within a fraction of a percent: the rows of ``early_windows`` plus ``tl``."""
+    tasks = [{"block": b, "opt": "adam", "seed": s, "tl": cfg.adam_tl} for b in disc_blocks(cfg)
+             for s in range(cfg.disc_seeds)]
+    return _sweep(_task_window, tasks, cfg, "cl_adam_windows")
+
+
+@_f64
+def _task_gradient(cfg: Config, task: dict) -> dict:
+    seed = cfg.seed + 10 * task["seed"]
+    make, loss, _ = _teacher(cfg, task["block"], seed)
+    return {"ratio": gradient_fd_ratio(make(), loss, n_dirs=cfg.fd_dirs, eps=cfg.fd_eps,
+                                       seed=seed)}
+
+
+def gradient_checks(cfg: Config) -> pd.DataFrame:
+    """The training gradient against central differences of the loss, at the start of the
+    smooth teacher-regression blocks (SwiGLU, RoPE attention; top-k routing is piecewise, so
+    a finite difference may straddle a switch of the kept experts): block, seed, ratio (1 up
+    to finite-difference error)."""
+    return _sweep(_task_gradient, [{"block": b, "seed": 0} for b in ("swiglu", "mha_rope")],
+                  cfg, "cl_gradient")
+
+
 @_f64
 def _task_identity(cfg: Config, task: dict) -> list[dict]:
     z = cfg.disc
@@ -257,7 +282,7 @@ def _task_identity(cfg: Config, task: dict) -> list[dict]:
                                     cfg.n_reg, (d,), seed=cfg.seed)
     model = make()
     tr = train(model, loss, L.laws_for(model), optimizer="gd", tau=cfg.id_tau,
-               steps=cfg.id_steps, weight_decay=task["wd"])
+               steps=cfg.wd_steps if task["wd"] > 0 else cfg.id_steps, weight_decay=task["wd"])
     h = np.abs(tr.h["swiglu"]).sum(1)
     return [{"k": kk, "abs_h": h[kk], "err": tr.error()[kk],
              "identity_residual": tr.identity_residual(), "wd_residual": tr.wd_residual()}
@@ -265,8 +290,9 @@ def _task_identity(cfg: Config, task: dict) -> list[dict]:
 
 
 def identity_runs(cfg: Config) -> pd.DataFrame:
-    """SwiGLU (twice the discrete sizes) trained by GD with and without weight decay:
-    wd, k, abs_h (sum_i |h_i|), err, identity_residual, wd_residual."""
+    """SwiGLU (twice the discrete sizes) trained by GD without weight decay (``id_steps``
+    steps) and with it (``wd_steps``): wd, k, abs_h (sum_i |h_i|), err, identity_residual,
+    wd_residual."""
     return _sweep(_task_identity, [{"wd": 0.0}, {"wd": cfg.wd_lambda}], cfg, "cl_identity")
 
 
@@ -284,17 +310,26 @@ def _task_matched(cfg: Config, task: dict) -> list[dict]:
         model = make()
         tr = train(model, loss, L.laws_for(model), optimizer=task["opt"], tau=float(lr),
                    steps=cfg.match_max_steps, stop_loss=target)
-        reached = tr.steps < cfg.match_max_steps
-        rows.append({"lr": float(lr), "lam": lam, "k_star": tr.steps,
-                     "drift": float(tr.error()[-1]) if reached else np.nan})
+        k = tr.steps
+        drift = np.nan
+        if 0 < k < cfg.match_max_steps:
+            # the drift where the loss crosses the target, interpolated between steps k - 1
+            # and k (linear in the loss), so that the whole step k* does not bias the slope
+            with torch.no_grad():
+                l_k = float(loss(model, None))
+            err, l_prev = tr.error(), float(tr.loss[-1])
+            frac = (l_prev - target) / (l_prev - l_k) if l_prev > l_k else 1.0
+            drift = float(err[k - 1] + frac * (err[k] - err[k - 1]))
+        rows.append({"lr": float(lr), "lam": lam, "k_star": k, "drift": drift})
     return rows
 
 
 def matched_progress(cfg: Config) -> pd.DataFrame:
-    """Drift at matched learning progress (loss down to match_fraction of its initial value):
-    block, opt (gd / adam), seed, lr, lam, k_star, drift."""
+    """Drift at matched learning progress (loss down to match_fraction of its initial value,
+    the crossing interpolated between two steps): block, opt (gd / adam), seed, lr, lam,
+    k_star, drift."""
     tasks = [{"block": b, "opt": o, "seed": s} for b in ("swiglu", "mha_rope")
-             for o in ("gd", "adam") for s in range(max(2, cfg.disc_seeds))]
+             for o in ("gd", "adam") for s in range(cfg.match_seeds)]
     return _sweep(_task_matched, tasks, cfg, "cl_matched")
 
 

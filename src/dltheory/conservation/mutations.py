@@ -6,6 +6,7 @@ from ..mutations import Mutation
 
 L = "dltheory.conservation.laws"
 T = "dltheory.conservation.theory"
+TR = "dltheory.conservation.train"
 
 
 def _tri(n):
@@ -28,6 +29,21 @@ def _const(value):
 
 def _matched(wrong):
     return lambda original: (lambda opt: wrong[opt])
+
+
+def _gradients_x2(gradients):
+    # twice the derivative of the loss: every optimiser, q(g) and (1.3) use the same g
+    return lambda model, loss: {n: 2.0 * g for n, g in gradients(model, loss).items()}
+
+
+def _wd_linearised(wd_decay):
+    # (1 - tau lam)^(2k) replaced by its small-tau lam form exp(-2 tau lam k)
+    import numpy as np
+
+    def mutant(tau, lam, k):
+        wd_decay(tau, lam, k)                      # same argument checks
+        return np.exp(-2.0 * tau * lam * np.asarray(k, dtype=float))
+    return mutant
 
 
 ENTRIES = [
@@ -66,6 +82,12 @@ ENTRIES = [
              "weight-decay factor (1 - tau lam)^k: the factor 2 of |h| = |u|^2 - |v|^2 dropped",
              "factor 2 in the exponent", "rescaling",
              lambda f: (lambda tau, lam, k: (1 - tau * lam) ** k), ("CL.wd.decay",)),
+    Mutation("conservation_laws:wd_decay_linearised", f"{T}:wd_decay",
+             "weight-decay factor exp(-2 tau lam k): (1 - tau lam)^(2k) linearised in tau lam",
+             "5% at tau lam = 0.05, k = 20", "dropped term", _wd_linearised, ("CL.wd.decay",)),
+    Mutation("conservation_laws:gradient_x2", f"{TR}:gradients",
+             "the training gradient twice the derivative of the loss", "factor 2", "rescaling",
+             _gradients_x2, ("CL.grad_vs_loss",)),
     Mutation("conservation_laws:adam_second_order", f"{T}:adam_tau_exponent",
              "Adam's drift second order in tau, like GD's", "exponent 2 for 1", "exponent",
              _const(2.0), ("CL.adam.tau_exponent",)),

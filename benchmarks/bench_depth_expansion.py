@@ -4,14 +4,18 @@
    summed loss (samples do not interact in a post-norm RMSNorm network, so
    d(sum_j l_j)/dz_i = d l_i/dz_i); slow: one backward pass per sample. Prints name,
    time_fast, time_slow, ratio, max abs diff.
-2. ``--paper``: the paper preset's heaviest sweep (the width x depth grid) timed on a few
-   of its tasks with the epochs cut to ``--epochs``; prints the time per epoch of each task
-   and the extrapolated time of the full sweep (every cell, every seed, the preset's
-   maximum epochs; cells that reach the target training loss stop earlier). The conv grid
+2. ``--paper`` (``--scale paper`` or ``full``): the preset's heaviest sweep (the width x
+   depth grid) timed on a few of its tasks with the epochs cut to ``--epochs``; prints the
+   time per epoch of each task and the extrapolated time of the full sweep (every cell,
+   every seed, the preset's maximum epochs; cells that reach the target training loss stop
+   earlier), next to the estimate of ``depth_expansion.cost``. A CIFAR-10 grid (``full``)
    is timed on 1000 random CIFAR-shaped images and scaled to CIFAR-10's 50000, or with
-   ``--digits`` on the digits fallback (16x16).
+   ``--digits`` on the digits fallback (16x16); the paper grid is on digits.
+3. ``--sims``: the simulations that make the theorems falsifiable (routes, Hoeffding,
+   low-rank null) on synthetic losses at the chapter's smoke sizes.
 
-    python benchmarks/bench_depth_expansion.py [--quick] [--paper [--epochs 2] [--digits]]
+    python benchmarks/bench_depth_expansion.py [--quick] [--paper [--scale full] [--epochs 2]
+                                               [--digits]] [--sims]
 """
 
 from __future__ import annotations
@@ -47,8 +51,11 @@ def act_grads(quick: bool) -> list[dict]:
     return rows
 
 
-def paper_grid(epochs: int, cells, digits: bool = False) -> dict:
-    cfg = Config.for_scale("paper", device="cpu")
+def paper_grid(epochs: int, cells, digits: bool = False, scale: str = "paper") -> dict:
+    from dltheory.depth_expansion import cost as cost_model
+
+    cfg = Config.for_scale(scale, device="cpu")
+    digits = digits or cfg.conv_data != "cifar10"
     short = dataclasses.replace(cfg, grid_epochs=epochs, grid_target_ce=0.0, n_pop=10_000,
                                 align_ns=(1000,), prog_n=4000,  # small pool: time training
                                 conv_n_signal=1000)
@@ -82,10 +89,38 @@ def paper_grid(epochs: int, cells, digits: bool = False) -> dict:
     c = sum(per_epoch[k] / cost(*k) for k in per_epoch) / len(per_epoch)
     total = sum(c * cost(w, L) * cfg.grid_epochs * cfg.grid_seeds
                 for w in cfg.grid_widths for L in cfg.grid_depths)
-    print(f"estimated full paper grid on this CPU (1 thread): {total / 3600:.1f} h "
+    print(f"estimated full {scale} grid on this CPU (1 thread): {total / 3600:.1f} h "
           f"({len(cfg.grid_widths) * len(cfg.grid_depths) * cfg.grid_seeds} tasks, up to "
-          f"{cfg.grid_epochs} epochs each)")
+          f"{cfg.grid_epochs} epochs each); cost model: "
+          f"{cost_model.sweep_seconds(cfg, 'grid') / 3600:.1f} h on CPU, "
+          f"{cost_model.sweep_seconds(cfg, 'grid', 'cuda') / 60:.1f} min on one GPU")
     return {"per_epoch": per_epoch, "total_s": total}
+
+
+def sims() -> dict:
+    """CPU seconds of the chapter's simulations at smoke sizes (n = 4000, K = 2000)."""
+    import numpy as np
+
+    from dltheory.depth_expansion import diagnostics, transfer
+
+    rng = np.random.default_rng(0)
+    base = np.minimum(rng.exponential(0.8, 3000), 5.0)
+    L = np.stack([base, base * 0.97, base * 0.96, base * 0.95], 1)
+    L = np.concatenate([L, transfer.complementary(L[:, 3], 5.0)], 1)
+    out = {}
+    for name, fn in (
+            ("routes (2000 + 2000 draws)",
+             lambda: transfer.simulate_routes(L, n=4000, K=2000, delta=0.05, draws=2000, seed=0)),
+            ("hoeffding (400k test sets x 4)",
+             lambda: transfer.simulate_hoeffding(2000, [0.1, 0.2, 0.3, 0.4], 5.0,
+                                                 draws=400_000, seed=0)),
+            ("low-rank null (600 draws, d = 64, r = 9)",
+             lambda: diagnostics.simulate_offdiag(64, 9, draws=600, seed=0))):
+        t = time.process_time()
+        fn()
+        out[name] = time.process_time() - t
+        print(f"{name:<44}{out[name]:>8.2f} CPU s")
+    return out
 
 
 def main(argv=None):
@@ -96,12 +131,16 @@ def main(argv=None):
     ap.add_argument("--digits", action="store_true",
                     help="time on the digits fallback (16x16) instead of CIFAR-shaped images")
     ap.add_argument("--cells", default="16x2,32x2", help="WxL,... cells to time")
+    ap.add_argument("--scale", default="paper", choices=("paper", "full"))
+    ap.add_argument("--sims", action="store_true", help="time the theorem simulations")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     torch.set_default_dtype(torch.float64)
     if args.paper:
         cells = [tuple(int(v) for v in c.split("x")) for c in args.cells.split(",")]
-        return paper_grid(args.epochs, cells, digits=args.digits)
+        return paper_grid(args.epochs, cells, digits=args.digits, scale=args.scale)
+    if args.sims:
+        return sims()
     return act_grads(args.quick)
 
 

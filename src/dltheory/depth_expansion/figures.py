@@ -296,5 +296,4 @@ def explore(width: int = 64, a: float = 1.0, b: float = 0.5, delta_R: float = 0.
     plotting.loglog(axes[2], xlabel="blocks inserted k", ylabel=r"$L(k) - L_\infty$ (rel.)",
                     title=f"Appendix M law, a = {a:g}, b = {b:g}")
     axes[2].legend(fontsize=7)
-    fig.tight_layout()
     return fig

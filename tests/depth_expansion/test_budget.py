@@ -33,3 +33,12 @@ def test_sweep_too_large_for_its_share_is_skipped_and_inconclusive():
     assert "not run under this budget" in led.claims["DE.signal_decay"].note
     assert isinstance(dx.view(gdf, ["test"]), str)
     de.figures.grid(gdf, cfg)     # a one-line figure, no error
+
+
+def test_calibration_summary_reads_a_record(tmp_path):
+    from pathlib import Path
+
+    rec = Path(__file__).resolve().parents[2] / "book" / "calibration" / "gradient_flow.smoke.json"
+    line = de.checks.calibration_summary(rec)
+    assert "unmutated runs" in line and "planted errors caught" in line
+    assert "no calibration record" in de.checks.calibration_summary(tmp_path / "none.json")

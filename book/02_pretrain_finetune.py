@@ -20,8 +20,10 @@
 # scale of the two layers $\lambda_{PT}$, and the readout re-initialisation $\gamma_{FT}$.
 # A replica calculation then turns that potential into a generalisation error. This chapter
 # rebuilds both steps of Anguita, Locatello, Saxe, Mondelli, Mancini, Lippl & Dominé,
-# *A Theory of How Pretraining Shapes Inductive Bias in Fine-Tuning* (arXiv:2602.20062,
-# ICML 2026), and checks every formula against trained networks and exact minimisers.
+# *A Theory of How Pretraining Shapes Inductive Bias in Fine-Tuning*
+# ([arXiv:2602.20062](https://arxiv.org/abs/2602.20062), ICML 2026)
+# {cite}`anguita2026pretraining`, and checks every formula against trained networks and
+# exact minimisers.
 #
 # ```{admonition} Takeaway
 # :class: tip
@@ -102,6 +104,7 @@ ledger = claims.Ledger("pretrain_finetune", scale=SCALE, device=rt.device)
 # | $\psi(x) = x\,\mathrm{asinh}\,x - \sqrt{1+x^2} + 1$ | hyperbolic entropy ($h$ stays the prologue's conservation law) |
 #
 # **Mapping to the paper.** The summary writes the FT potential as Azulay et al.'s $q_k$
+# {cite}`azulay2021implicit`
 # with $\sqrt{k_d} = 2c_{PT}(1+\lambda_{PT})(1+\sqrt{1+\beta_{PT,d}^2/c_{PT}^2}) + \gamma^2$.
 # Since $q_k(z) = \tfrac12 c_d\,\psi(z/c_d)$ when $\sqrt k = 2c_d$, this is our potential with
 # $c_d = \sqrt{k_d}/2$ and $\gamma_{\text{here}}^2 = \gamma_{\text{paper}}^2/2$. The first
@@ -153,7 +156,7 @@ runtime.show(figures.flow(small, cfg), "pf_flow_vs_gd")
 # end of training: reaching a fixed time $t$ takes $k = t/\tau$ steps, so the drift is $O(\tau)$.
 
 # %%
-checks.flow(ledger, cfg, small)
+checks.shown(ledger, checks.flow, cfg, small)
 
 # %% [markdown]
 # ## 2. The implicit bias of PT and of FT
@@ -162,7 +165,8 @@ checks.flow(ledger, cfg, small)
 # optimality conditions of a convex problem ($\psi'(x) = \mathrm{asinh}\,x$):
 # $\hat\beta_{PT} = \arg\min_{X_{PT}\beta = y_{PT}} \sum_d c\,\psi(\beta_d/c)$.
 # $\psi$ behaves like $x^2/2$ near 0 and like $|x|\log|x|$ far out: large $c$ gives the
-# minimum-$\ell_2$ interpolant (lazy), small $c$ approaches minimum $\ell_1$ (rich).
+# minimum-$\ell_2$ interpolant (lazy), small $c$ approaches minimum $\ell_1$ (rich)
+# {cite}`woodworth2020kernel`.
 #
 # **FT with rebalanced pathways.** Before FT we set both first layers to
 # $a_d = w_{+,d} + w_{-,d}$ and the readouts to $\gamma$, so $\beta_{FT}(0) = 0$. The same
@@ -192,7 +196,7 @@ checks.flow(ledger, cfg, small)
 
 # %%
 runtime.display(small[small.tau == 0.01][["c", "lam", "pt_gap", "pt_sep", "ft_gap", "til_gap", "til_vs_reb"]])
-checks.bias(ledger, cfg, small)
+checks.shown(ledger, checks.bias, cfg, small)
 
 # %% [markdown]
 # GD lands on the predicted minimiser in both protocols (`pt_gap`, `ft_gap`, `til_gap` are
@@ -232,7 +236,7 @@ runtime.show(figures.regimes_map(cfg), "pf_regimes")
 # not the paper.
 
 # %%
-checks.regimes(ledger, cfg)
+checks.shown(ledger, checks.regimes, cfg)
 
 # %% [markdown]
 # ## 4. Replica theory of the fine-tuning error
@@ -246,7 +250,7 @@ checks.regimes(ledger, cfg)
 # parameters cell.
 #
 # **Replica equations** (a reconstruction: Rangan, Fletcher & Goyal's replica-symmetric MAP
-# decoupling, arXiv:0906.3234, in its noiseless interpolation limit, which coincides with AMP
+# decoupling {cite}`rangan2012replica`, in its noiseless interpolation limit, which coincides with AMP
 # state evolution). Each coordinate behaves like a scalar problem $u = B + \sigma Z$ solved
 # with the potential's proximal map:
 #
@@ -307,8 +311,8 @@ runtime.show(figures.replica_vs_sim(curves, sim, cfg), "pf_replica_vs_sim")
 # $e = 1-\alpha$.
 
 # %%
-checks.replica(ledger, cfg, sim, l2_dev)
-checks.gd(ledger, cfg, gd)
+checks.shown(ledger, checks.replica, cfg, sim, l2_dev)
+checks.shown(ledger, checks.gd, cfg, gd)
 
 # %% [markdown]
 # ## 5. Which regime wins depends on the task
@@ -334,7 +338,7 @@ runtime.show(figures.lambda_sweeps(curves, sim, cfg), "pf_lambda_sweeps")
 # (at most a 1% chance of any false hard FAIL per run; about 7 standard errors with 8 seeds).
 
 # %%
-runtime.display(checks.best_lambda(ledger, cfg, curves, sim))
+runtime.display(checks.shown(ledger, checks.best_lambda, cfg, curves, sim))
 
 # %% [markdown]
 # ## 6. The readout re-initialisation and the absolute PT scale
@@ -369,7 +373,7 @@ runtime.show(figures.knob_sweeps(curves, knob_sim, cfg), "pf_knob_sweeps")
 # same family-wise threshold has the opposite sign to the theory's.
 
 # %%
-runtime.display(checks.knobs(ledger, cfg, curves, knob_sim).round(4))
+runtime.display(checks.shown(ledger, checks.knobs, cfg, curves, knob_sim).round(4))
 
 # %% [markdown]
 # ## 7. The learned solution moves along the trade-off
@@ -395,7 +399,7 @@ runtime.show(figures.learned_path(path, cfg), "pf_learned_path")
 # the learned points is an identity (§3 holds for any $\beta$).
 
 # %%
-checks.learned_path(ledger, cfg, path)
+checks.shown(ledger, checks.learned_path, cfg, path)
 
 # %% [markdown]
 # ## 8. Imperfect pretraining
@@ -428,13 +432,15 @@ runtime.show(figures.imperfect(imp_th, imp_sim, cfg), "pf_imperfect_pt")
 # $\lambda_{PT} = -0.999$, right at its recovery transition, is as large as the margin itself.
 
 # %%
-runtime.display(checks.imperfect(ledger, cfg, imp_th, imp_sim).round(4))
+runtime.display(checks.shown(ledger, checks.imperfect, cfg, imp_th, imp_sim).round(4))
 
 # %% [markdown]
 # ## 9. Nonlinear analogues
 #
-# The paper tests the theory's levers on ResNet-18 (CIFAR-100 → class subsets, SVHN). Here a
-# two-layer ReLU network (256 hidden units) is pretrained on digits 0–7 and fine-tuned, with
+# The paper tests the theory's levers on ResNet-18 {cite}`he2016deep` (CIFAR-100
+# {cite}`krizhevsky2009learning` → class subsets, SVHN). Here a
+# two-layer ReLU network (256 hidden units) is pretrained on digits 0–7
+# {cite}`alpaydin1998digits` and fine-tuned, with
 # $n$ examples and full-batch GD on both layers, on three tasks: *new classes* (8 vs 9),
 # a *subset* of the PT classes (3 vs 5), and a *distribution shift* (the PT classes with
 # inverted intensities, an SVHN-like change of domain). The interventions, read through the
@@ -457,7 +463,7 @@ runtime.show(figures.vision(vis, cfg), "pf_digits_standin")
 # scale lever (§6).
 
 # %%
-runtime.display(checks.vision(ledger, cfg, vis).round(4))
+runtime.display(checks.shown(ledger, checks.vision, cfg, vis).round(4))
 
 # %% [markdown]
 # On this stand-in the paper's levers do not come through. With the seeds of the standard
@@ -482,9 +488,44 @@ runtime.display(checks.vision(ledger, cfg, vis).round(4))
 # generalises; the protocol is this book's own. It is not run at the smoke scale.
 
 # %%
-checks.modadd(ledger, cfg, experiments.modadd(cfg) if cfg.modadd_seeds else None)
+checks.shown(ledger, checks.modadd, cfg, experiments.modadd(cfg) if cfg.modadd_seeds else None)
 
 # %% [markdown]
+# ## How it is computed
+#
+# Every simulated point of §§4-8 is an exact minimiser of the FT potential under the
+# interpolation constraint, found through the smooth dual by Newton's method with
+# continuation in the scale of $c$. This is the package's function itself:
+#
+# ````{dropdown} `solve_bias` in `src/dltheory/pretrain_finetune/bias.py`
+# ```{literalinclude} ../src/dltheory/pretrain_finetune/bias.py
+# :pyobject: solve_bias
+# ```
+# ````
+#
+# ## Exercises
+#
+# 1. Show from §1 that rebalancing gives $c_d = (1+\lambda_{PT})(c_{PT} +
+#    \sqrt{c_{PT}^2+\beta_{PT,d}^2}) + \gamma^2$: compute $a_d = w_{+,d} + w_{-,d}$ at the end
+#    of PT.
+# 2. At $\lambda_{PT} = -1$ the pretrained weights drop out of $c_d$. Which regime is this, and
+#    why does the new-features task prefer it (§5)?
+#
+# ```{dropdown} Solution to 1
+# With $w_\pm = w_0\cosh s \pm v_0\sinh s$, $a_d = 2 w_0 \cosh s_d$ and
+# $a_d^2 = 4 w_0^2\cosh^2 s_d = 2c(1+\lambda)\cosh^2 s_d = c(1+\lambda)(1+\cosh 2s_d)$.
+# Since $\sinh 2s_d = \beta_{PT,d}/c$, $\cosh 2s_d = \sqrt{1+\beta_{PT,d}^2/c^2}$, so
+# $a_d^2 = (1+\lambda)(c+\sqrt{c^2+\beta_{PT,d}^2})$; the readouts add $\gamma^2$
+# (`model.network_ft_scales` computes exactly this from the weights).
+# ```
+#
+# ```{dropdown} Solution to 2
+# $w_0 = 0$, so $a_d = 0$ and $c_d = \gamma^2$ on every coordinate: regime I, FT from scratch
+# with a nearly $\ell_1$ potential when $\gamma$ is small. Any $1+\lambda > 0$ makes the
+# coordinates PT used cheaper than the others, and the FT solution of a task that needs the
+# other coordinates leaks onto the pretrained ones.
+# ```
+#
 # ## Explore
 #
 # The replica FT error against $\lambda_{PT}$ for the three tasks, redrawn as you move the

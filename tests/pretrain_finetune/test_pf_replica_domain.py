@@ -99,7 +99,7 @@ def test_batched_dual_newton_matches_numpy():
     from dltheory.pretrain_finetune.experiments import regime_task
 
     cfg = Config.for_scale("smoke", d_sim=120, n_seeds=2)
-    a = regime_task(cfg, {"task": "subset", "regime": "IV", "alpha": 0.3})
+    a = regime_task(cfg, {"task": "subset", "regime": "IV", "alpha": 0.3, "block": 0})
     runs = [run_exact(cfg.tasks["subset"], cfg.d_eff, 0.3, 1e-3, -0.9, 1e-3, seed=s) for s in cfg.seeds]
     X = np.stack([r.X for r in runs])
     beta, res = solve_bias_batched(X, np.stack([r.X @ r.star_ft for r in runs]), np.stack([r.c_d for r in runs]))

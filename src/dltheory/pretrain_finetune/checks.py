@@ -22,6 +22,18 @@ def _agg(df: pd.DataFrame, keys) -> pd.DataFrame:
                                                   replica=("replica", "first")).reset_index()
 
 
+def shown(ledger, record, *args, **kw):
+    """``record(ledger, *args, **kw)`` (one of the functions below), then one line per claim it
+    recorded (the claim's one-line verdict), so a check cell shows its verdicts; returns
+    ``record``'s result."""
+    before = set(ledger.claims)
+    out = record(ledger, *args, **kw)
+    for cid, c in ledger.claims.items():
+        if cid not in before:
+            print(repr(c))
+    return out
+
+
 def _skipped(ledger, df: pd.DataFrame, claims_) -> bool:
     """When a budgeted sweep was not started (empty table), record its claims ``[(id,
     statement, kind)]`` as INCONCLUSIVE with the reason and return True."""

@@ -69,7 +69,7 @@ def replica_vs_sim(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
     sim = _cols(sim, ["task", "regime", "alpha", "sim"])
     tasks = list(cfg.tasks)
     fig, axes = plt.subplots(1, len(tasks), figsize=(11, 3.3), sharey=True)
-    cur = curves[curves.curve == "alpha"]
+    cur = _cols(curves[curves.curve == "alpha"], ["task", "regime", "alpha", "replica"])
     m = _mean(sim, ["task", "regime", "alpha"])
     for ax, t in zip(axes, tasks, strict=True):
         for i, r in enumerate(cfg.regimes):
@@ -81,7 +81,8 @@ def replica_vs_sim(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
         ax.set_title(str(cfg.tasks[t]).replace("Task", t + " "), fontsize=8)
         ax.set_xlabel(r"$\alpha_{FT} = N_{FT}/D$")
     axes[0].set_ylabel(r"FT error $\|\hat\beta-\beta^*\|^2/\|\beta^*\|^2$")
-    axes[0].legend(fontsize=7)
+    if axes[0].get_legend_handles_labels()[0]:
+        axes[0].legend(fontsize=7)
     fig.suptitle(f"Replica (dashed) vs exact minimisers (markers; D={cfg.d_eff}, {cfg.n_seeds} seeds; "
                  f"{plotting.scale_tag(cfg.scale, 'teacher-student')})", fontsize=10)
     return fig
@@ -129,7 +130,8 @@ def knob_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
         ax.set_xlabel(lab)
         ax.set_title(f"λ_PT={cfg.lam_iv:g}, α_FT={cfg.alpha_ft:g}", fontsize=9)
     axes[0].set_ylabel("FT error")
-    axes[0].legend(fontsize=7)
+    if axes[0].get_legend_handles_labels()[0]:
+        axes[0].legend(fontsize=7)
     fig.suptitle(f"Sweeping γ and c_PT: replica (dashed) vs exact minimisers ({plotting.scale_tag(cfg.scale)})",
                  fontsize=10)
     return fig

@@ -278,7 +278,8 @@ def regularity(ledger, cfg, ex: pd.DataFrame) -> None:
 
 @_prints
 def alignment(ledger, cfg, df: pd.DataFrame) -> None:
-    if _skip(ledger, "alignment", df):
+    if _skip(ledger, "alignment", df,
+             ids=[("DE.data_alignment", "soft" if cfg.scale == "smoke" else "hard")]):
         return
     m = df.groupby("n").cos.mean()
     ledger.check("DE.data_alignment", "cos(C_S, C_pop) rises with n across the sizes",

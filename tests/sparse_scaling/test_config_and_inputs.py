@@ -26,7 +26,8 @@ def test_out_of_domain_fails_fast(kw, match):
 def test_parameter_cell_names_and_presets():
     cfg = C.Config.for_scale("standard", ALPHA1=2.0, ALPHA2=-1.0, SEED=3)
     assert (cfg.alpha1, cfg.alpha2, cfg.seed, cfg.scale) == (2.0, -1.0, 3, "standard")
-    assert C.Config.for_scale("paper").n_hi == 4096
+    assert C.Config.for_scale("full").n_hi == 4096
+    assert C.Config.for_scale("paper").gd_u_seeds > C.Config.for_scale("standard").gd_u_seeds
     with pytest.raises(ValueError, match="unknown .*setting"):
         C.Config.for_scale("smoke", alpha3=1.0)
 
@@ -92,3 +93,18 @@ def test_ridge_penalties_checked_before_work():
             ss.relu.ridge_path(ss.sample_sparse(spec, 20, 1), u, np.ones((64, 2)), bad, [4])
     with pytest.raises(ValueError, match="mu_rel"):
         ss.reduced_fit(obs, u[:, torch.as_tensor(obs.obs)], NAN)
+
+
+def test_regime_gates_follow_the_inputs():
+    """Windows and gates decided from the knobs, before any sampling (issue #20's corners)."""
+    steep = C.Config.for_scale("smoke", ALPHA1=4.0, ALPHA2=1.0)        # alpha_N = 6
+    assert max(steep.d_dense_peak) <= 32 < 64                            # 64^-7 is below float64
+    assert C.Config.for_scale("smoke").d_dense_peak == (16, 32, 64, 128)
+    assert not C.Config.for_scale("smoke", ALPHA1=0.25, ALPHA2=1.0).valid_frontier
+    assert C.Config.for_scale("smoke").valid_frontier
+    # T_obs carried by few coordinates (steep lambda) -> more data draws, same slope sd
+    d, s = C.Config.for_scale("smoke"), C.Config.for_scale("smoke", ALPHA1=1.0, ALPHA2=1.0)
+    assert s.d_seeds_used > d.d_seeds_used
+    assert s.d_slope_sd_at(s.d_seeds_used) <= s.d_slope_sd * 1.01
+    # alpha_N tolerance shrinks with the draws and grows with the exponent
+    assert d.tol_alpha_n_de_at(16) < d.tol_alpha_n_de_at(4) < steep.tol_alpha_n_de_at(4)

@@ -23,7 +23,7 @@ def _no_cache():
 @pytest.fixture(scope="module")
 def sections():
     mp = _no_cache()
-    cfg = config.Config.for_scale("smoke", heaps_trials=200, n_seeds=2, dd_seeds=1, rank_draws=4,
+    cfg = config.Config.for_scale("smoke", heaps_trials=200, n_seeds=3, dd_seeds=1, rank_draws=4,
                                   dd_points=3, n_dd_points=24, grid_n=7, grid_d=7, grid_u_seeds=2)
     dm, asym = ssx.data_model(cfg), ssx.asymptotic_prefactors(cfg)
     an, ad, dd, grid = ssx.alpha_n(cfg), ssx.alpha_d(cfg), ssx.double_descent(cfg), ssx.combined_grid(cfg)

@@ -17,6 +17,17 @@ from .config import Config
 from .linear import peak_location
 from .theory import expected_floor, expected_observed, floor_constant, heaps_constant
 
+_SHOWN: dict[int, set] = {}
+
+
+def show_new(ledger) -> None:
+    """Print the one-line verdict of every claim recorded on ``ledger`` since the last call."""
+    seen = _SHOWN.setdefault(id(ledger), set())
+    for cid, claim in ledger.claims.items():
+        if cid not in seen:
+            seen.add(cid)
+            print(claim)
+
 
 def _worst(x):
     x = np.asarray(x, dtype=float)
@@ -192,13 +203,13 @@ def record_overparam(ledger, cfg: Config, df) -> dict:
     """Ridgeless loss just above the peak (N = r + 1 + m) against T_obs (N - 1)/(N - r - 1).
 
     Near N = r an error of one in (N - r - 1) moves the prediction by about 1/(m + 1); the
-    draws are independent, so the tolerance is ``op_z`` standard errors of the mean ratio."""
+    draws are independent, so the tolerance is ``z_family`` standard errors of the mean ratio."""
     stmt = (f"ridgeless loss = T_obs (N-1)/(N-r-1) just above the peak, N = r + 1 + m, "
             f"m in {tuple(cfg.op_excess)}")
     ok = df[df.m >= 0].copy()
     n_draws = int(ok.groupby(["seed", "draw"]).ngroups) if len(ok) else 0
     if n_draws < cfg.op_min_draws:
-        ledger.inconclusive("SS.overparam_branch", stmt,
+        ledger.inconclusive("SS.overparam_branch", stmt, kind="hard",
                             note=f"only {n_draws} of {df.groupby(['seed', 'draw']).ngroups} data sets at "
                                  f"D = {cfg.d_op} have rank X = K (needs {cfg.op_min_draws})")
         return {}
@@ -206,9 +217,9 @@ def record_overparam(ledger, cfg: Config, df) -> dict:
     per_draw = ok.groupby(["seed", "draw"]).ratio.mean()
     mean, se = float(per_draw.mean()), float(per_draw.std(ddof=1) / np.sqrt(per_draw.size))
     by_m = ok.groupby("m").ratio.mean()
-    ledger.check("SS.overparam_branch", stmt, measured=mean, predicted=1.0, tol=cfg.op_z * se,
+    ledger.check("SS.overparam_branch", stmt, measured=mean, predicted=1.0, tol=cfg.z_family * se,
                  note=f"mean ratio over {n_draws} independent draws at D = {cfg.d_op} (rank X = K, median "
-                      f"{int(ok['rank'].median())}); tolerance {cfg.op_z:g} standard errors; per m: "
+                      f"{int(ok['rank'].median())}); tolerance {cfg.z_family:g} standard errors; per m: "
                       + ", ".join(f"{m}: {v:.3f}" for m, v in by_m.items()))
     return {"ratio": mean, "se": se, "by_m": by_m}
 
@@ -247,8 +258,9 @@ def record_alpha_c_sampled(ledger, cfg: Config, law: dict, hi, grid_hi):
     law_hi, _, th_hi, _ = surface_fits(hi, grid_hi)
     lo_s, hi_s = alpha_c_of(law["law"].a, law["law"].b), alpha_c_of(law_hi.a, law_hi.b)
     lo_t, hi_t = alpha_c_of(law["theory"].a, law["theory"].b), alpha_c_of(th_hi.a, th_hi.b)
+    done = min(grid_hi.useed.nunique(), law["done"])
     ledger.check("SS.alpha_C.sampled", stmt, measured=hi_s - lo_s, predicted=hi_t - lo_t,
-                 tol=cfg.tol_ac_sampled, kind="soft",
+                 tol=cfg.tol_ac_sampled, kind="soft", rounds=(done, cfg.grid_u_seeds),
                  note=f"alpha_C = ab/(a+2b) of the fitted oracle-ridge laws: {lo_s:.3f} -> {hi_s:.3f}; "
                       f"theory fits {lo_t:.3f} -> {hi_t:.3f}; a2 = {cfg.alpha2:g} held fixed")
     return pd.DataFrame({"alpha1": [cfg.alpha1, hi.alpha1], "sampled alpha_C": [lo_s, hi_s],
@@ -268,20 +280,21 @@ def record_combined_law(ledger, cfg: Config, grid) -> dict:
             ledger.inconclusive(i, st, note=why)
         return {}
     law, bayes, th, g = surface_fits(cfg, grid)
-    out = {"law": law, "bayes": bayes, "theory": th, "g": g}
+    out = {"law": law, "bayes": bayes, "theory": th, "g": g, "done": grid.useed.nunique()}
     note = f"theory = the same fit of l_DE(N) + E T(D) on the same grid (a = {th.a:.3f}, b = {th.b:.3f})"
+    done = grid.useed.nunique()
     ledger.check("SS.combined_law", stmt_a, measured=law.a, predicted=th.a, tol=cfg.tol_law_a, kind="soft",
+                 rounds=(done, cfg.grid_rounds_min),
                  note=f"soft: alpha_N is tested on l_inf(N) (section 3); on the grid the model-limited corner "
                       f"is small at large alpha_N. Mean of {cfg.grid_u_seeds} draws; asymptotic "
                       f"alpha_N = {cfg.alpha_N:.3f}; {note}")
-    done = grid.useed.nunique()
     tol_b = cfg.z_family * cfg.law_b_sd1 / np.sqrt(done)
     ledger.check("SS.combined_law.b", stmt_b, measured=law.b, predicted=th.b, tol=tol_b,
                  rounds=(done, cfg.grid_rounds_min),
                  note=f"asymptotic alpha_D = {cfg.alpha_D:.3f}; {done} feature draws, tolerance "
                       f"{cfg.z_family:g} x {cfg.law_b_sd1:g}/sqrt({done}); {note}")
     ledger.check("SS.combined_law.bayes", "Bayes-readout surface: b = alpha_D (decomposition)",
-                 measured=bayes.b, predicted=th.b, tol=tol_b, kind="soft",
+                 measured=bayes.b, predicted=th.b, tol=tol_b, kind="soft", rounds=(done, cfg.grid_rounds_min),
                  note="model-limited error + never-seen floor: re-measures the floor exponent")
     return out
 

@@ -16,7 +16,8 @@ silence, for as long as they take.
   and a line at least every 20 s while a cell runs (section, cell number, elapsed time).
 - A chapter already in the cache (same code) is not run again; one that fails prints the
   end of its traceback, is not cached, and makes this script exit 1 after the others
-  finished.
+  finished. An executed chapter's source gets a new modification time, so Sphinx reads it
+  again even when its text did not change (e.g. after the cache was deleted).
 - Kernels talk to this script over CurveZMQ (see ``scripts/sphinxext/kernel_encryption.py``).
 """
 
@@ -215,6 +216,9 @@ def main(argv: list[str] | None = None) -> int:
                                         check_validity=False, overwrite=True)
             times[src.stem] = seconds
             times_file.write_text(json.dumps(times, indent=1))
+            # Sphinx re-reads only sources newer than its last build: without this, a chapter
+            # executed again with unchanged text (its cache deleted) kept its old page
+            os.utime(src)
     if failed:
         print("failed: " + ", ".join(failed) + " (the traceback's end is above)", flush=True)
         return 1

@@ -286,6 +286,9 @@ def book_pages(html_dir: Path, patterns: list[str] | None) -> list[str]:
         rel = p.relative_to(html_dir).as_posix()
         if rel.split("/")[0] in {"_static", "_sources", "_images"} or p.name in SKIP_PAGES:
             continue
+        if rel.startswith("_modules/") and rel not in ("_modules/index.html",
+                                                        "_modules/dltheory/plotting.html"):
+            continue   # the source pages of the API's [source] links: one is enough to look at
         text = p.read_text(encoding="utf8", errors="replace")[:2000]
         if 'http-equiv="Refresh"' in text or 'http-equiv="refresh"' in text:
             continue  # the root index.html only redirects

@@ -128,3 +128,11 @@ def test_majority_task_labels():
     X, y = tf.majority_task(200, length=7, n_classes=3, noise=0.0, seed=0)
     counts = np.stack([(X == c).sum(1) for c in range(3)], 1)
     assert (y == counts.argmax(1)).all()
+
+
+def test_margin_t_of_a_line_search_that_stays_at_zero():
+    from dltheory.depth_expansion.checks import _t
+
+    assert _t(0.0, 0.0) == 0.0                  # step 0: the jumpboard is the old model
+    assert _t(0.02, 0.005) == pytest.approx(4.0)
+    assert _t(-1e-3, 0.0) == -math.inf

@@ -214,6 +214,13 @@ def routes(ledger, cfg, ex: pd.DataFrame) -> None:
                       f"promise it here")
 
 
+def _t(margin: float, se: float) -> float:
+    """margin / s.e.; a line search that stays at step 0 has margin 0 with s.e. 0: t = 0."""
+    if se > 0:
+        return float(margin / se)
+    return 0.0 if margin == 0 else math.copysign(math.inf, margin)
+
+
 @_prints
 def degenerate(ledger, cfg, ex: pd.DataFrame) -> None:
     if _skip(ledger, "degenerate", ex):
@@ -224,12 +231,13 @@ def degenerate(ledger, cfg, ex: pd.DataFrame) -> None:
                  "(gamma_S / gamma_pop <= 0.05)", t.gamma_S / t.gamma_pop, hi=0.05, kind="soft",
                  note=f"twin train risk {t.train_old:.4f} after {t.epochs} epochs; early-stopped "
                       f"model: {e0.gamma_S / e0.gamma_pop:.2f}")
-    t_twin = t.delta_test_raw / t.delta_test_raw_se
-    t_old = _old(ex).delta_test_raw / _old(ex).delta_test_raw_se
+    t_twin = _t(t.delta_test_raw, t.delta_test_raw_se)
+    t_old = [_t(m, se) for m, se in zip(_old(ex).delta_test_raw, _old(ex).delta_test_raw_se,
+                                        strict=True)]
     ledger.check("DE.degenerate.jumpboard",
                  "interpolating old model: the plain line-search jumpboard from S does not "
                  f"help on test (its paired test margin is not above {cfg.z_min:g} s.e.)",
-                 t_twin, hi=cfg.z_min, kind="soft",
+                 t_twin, hi=cfg.z_min, kind="soft", allow_nonfinite=True,
                  note=f"margin {t.delta_test_raw:.2g} ± {t.delta_test_raw_se:.2g} (1 s.e., "
                       f"{cfg.n_test} test samples) at step {t.eta_S_raw:.2g}; power: the same "
                       f"test on the early-stopped models gives t = "

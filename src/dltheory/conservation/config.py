@@ -27,6 +27,26 @@ from ..chapter_config import ChapterConfig, Knob, per_scale
 class Config(ChapterConfig):
     """Sizes, steps, windows and tolerances; the knobs are the block dimensions.
 
+    Cost model (float64 throughout: the identities are checked to 1e-12 and the exponent
+    fits need it; on CUDA too, so a T4, at 1/32 of its float32 rate, is several times slower
+    than the estimates below). Measured on one thread of a 2-core CPU: smoke is about 40 s
+    of compute. At ``paper`` the synthetic sections (orthogonality, counts, the early and
+    Adam windows, matched progress: tasks of 0.05-0.5 s each, a few hundred in all) stay
+    within a few CPU minutes apart from the widened attention counts (``big_factor`` 4,
+    D = 1,024 at the default knobs, 2D Jacobian rows and D brackets); the char-LM
+    (d=128, 4 layers, T=64, B=256; 1.9 M parameters) costs 9.0 s per recorded GD step,
+    with 3 seeds x 1,050 steps of windows and 3 x 1,000 long steps, about 16 CPU hours.
+    On one H100 (float64 matmuls at tens of TFLOP/s, about 2e11 FLOP per LM step plus the
+    per-step law records) an LM step is estimated at about 20 ms, so ``paper`` is sized
+    for about 8 minutes in all; no GPU was at hand to measure it. ``full`` takes the
+    research brief's reconstruction of the paper's runs (LM d=256, m=512, E=8, T=256,
+    4 layers, 13.6 M parameters; 2,000 long steps; counts at D of about 4,000), estimated
+    at 1-2 hours on one H100 and not run in CI. Under ``DLTHEORY_BUDGET`` the seed sweeps
+    run in rounds (one seed each) and the widened counts, the LM and the ViT sweeps start
+    only when a cost probe (one timed step, or 8 Jacobian rows) says their first round
+    fits their share (``BUDGET_WEIGHTS``); otherwise their claims are INCONCLUSIVE with
+    that reason.
+
     Joint constraints: HEAD_DIM even (RoPE rotates pairs), HEAD_DIM and VALUE_DIM <= D_MODEL
     (a head map wider than the model is rank-deficient and the stated counts assume full
     rank), TOPK <= EXPERTS, EXPERTS <= D_MODEL + 1 (a bias-free linear router reaches every
@@ -51,18 +71,24 @@ class Config(ChapterConfig):
         dict(D_MODEL=5, HIDDEN=5, HEADS=3, HEAD_DIM=4, VALUE_DIM=3, EXPERTS=2, TOPK=2),
     ]
     PRESETS = per_scale(
-        disc_seeds=(1, 3, 5),
-        lm_seeds=(1, 3, 3),
+        disc_seeds=(1, 3, 5, 5),
+        lm_seeds=(1, 3, 3, 3),
         lm_windows=((0.32, 3.2, 32.0), (0.1, 0.32, 1.0, 3.2, 10.0, 32.0),
-                    (0.1, 0.32, 1.0, 3.2, 10.0, 32.0)),
-        lm_long_steps=(60, 300, 2_000),
+                    (0.1, 0.32, 1.0, 3.2, 10.0, 32.0), (0.1, 0.32, 1.0, 3.2, 10.0, 32.0)),
+        lm_long_steps=(60, 300, 1_000, 2_000),
         lm_dim=(dict(d=32, H=4, dk=8, dv=8, E=4, m=32, T=32, B=32),
                 dict(d=32, H=4, dk=8, dv=8, E=4, m=32, T=32, B=64),
-                dict(d=128, H=8, dk=16, dv=16, E=8, m=128, T=64, B=256, L=4)),
-        vit_n=(128, 512, 1_347),
-        vit_seeds=(1, 3, 3),
-        big_factor=(1, 2, 4),
+                dict(d=128, H=8, dk=16, dv=16, E=8, m=128, T=64, B=256, L=4),
+                dict(d=256, H=8, dk=32, dv=32, E=8, m=512, T=256, B=256, L=4)),
+        vit_n=(128, 512, 1_347, 2_000),
+        vit_seeds=(1, 3, 3, 3),
+        big_factor=(1, 2, 4, 8),
     )
+    #: shares of the chapter budget (dltheory.budget); "figures" keeps time for the rest
+    BUDGET_WEIGHTS = {"cl_orthogonality": 0.03, "cl_counts": 0.08, "cl_counts_big": 0.1,
+                      "cl_gradient": 0.01, "cl_early_windows": 0.1, "cl_identity": 0.01,
+                      "cl_adam_windows": 0.04, "cl_matched": 0.08, "cl_lm_windows": 0.25,
+                      "cl_lm_long": 0.1, "cl_vit": 0.1, "figures": 0.1}
 
     # ---- headline knobs: block dimensions (model width d, hidden units m, heads H, head
     # dims dk / dv, experts E, routing top-k)
@@ -105,7 +131,7 @@ class Config(ChapterConfig):
     match_fraction: float = 0.5
     match_tl: tuple = (0.05, 0.1, 0.2, 0.4)      # GD: tau * lambda_max
     match_adam_lr: tuple = (0.000625, 0.00125, 0.0025, 0.005)
-    match_seeds: int = 8
+    match_seeds: int = 8          # the matched-progress tolerances assume all 8 seeds
     match_max_steps: int = 4000
     # GD slope of drift vs lr at matched loss (crossing interpolated, 8 seeds x 2 blocks): over
     # 15 random settings of the domain 1.037 +- 0.005 (1.032-1.047; the O(tau) bias of GD

@@ -24,20 +24,56 @@ from .train import early_window, gradient_fd_ratio, sharpness, train
 OPTS = ("gd", "sgd", "heavy_ball", "adam")
 
 
-def _sweep(fn, tasks, config, name):
-    """``dltheory.experiments.sweep`` when available, else a plain loop (same rows)."""
-    try:
-        from .. import experiments as engine
-    except ImportError:
-        engine = None
-    if engine is not None and hasattr(engine, "sweep"):
-        return engine.sweep(fn, tasks, config=config, name=name)
-    rows = []
-    for t in tasks:
-        out = fn(config, t)
-        for r in (out if isinstance(out, list) else [out]):
-            rows.append({**t, **r})
-    return pd.DataFrame(rows)
+def _sweep(fn, tasks, config, name, rounds=None):
+    """``dltheory.experiments.sweep``; ``rounds`` (a task key, e.g. ``"seed"``) runs the
+    tasks in rounds under the chapter budget (``df.attrs["rounds"] = (done, planned)``)."""
+    from .. import experiments as engine
+
+    return engine.sweep(fn, tasks, config=config, name=name, rounds=rounds)
+
+
+# --------------------------------------------------------------------------- budget guards
+def affordable(name: str, seconds: float) -> tuple[bool, str]:
+    """Whether a sweep whose first round is estimated at ``seconds`` fits what the chapter
+    budget allots to ``name`` now (always, without a budget), and the reason for the ledger.
+    The engine always runs a sweep's first round, so a sweep that cannot afford it is not
+    started at all: its claims are INCONCLUSIVE for a reason decided before the run."""
+    from .. import budget
+
+    allot = budget.allot(name)
+    if allot is None or seconds <= allot:
+        return True, ""
+    return False, (f"not run: one round of {name} is estimated at {seconds:.0f} s on this "
+                   f"device, {allot:.0f} s of the chapter budget were left for it")
+
+
+@functools.lru_cache(maxsize=4)
+def _flop_rate(device: str) -> float:
+    """float64 FLOP/s of this device on a 384 x 384 matmul (a few milliseconds): the unit of
+    the cost probes below."""
+    import time
+
+    dev = torch.device(device)
+    A = torch.randn(384, 384, dtype=torch.float64, generator=_gen(0)).to(dev)
+    (A @ A).sum().item()
+    t0 = time.perf_counter()
+    for _ in range(4):
+        (A @ A).sum().item()
+    return 4 * 2 * 384 ** 3 / max(time.perf_counter() - t0, 1e-9)
+
+
+def _step_seconds(model, n_tokens: int, device: str) -> float:
+    """Estimated seconds of one recorded GD step: 6 FLOP per parameter and token (forward
+    and backward) at the device's measured float64 rate, and at least 2 ms (launch latency
+    and the per-step law records)."""
+    D = sum(p.numel() for p in model.parameters())
+    return max(6.0 * D * n_tokens / _flop_rate(device), 2e-3)
+
+
+def _window_steps(cfg: Config, n_windows: int, ks) -> int:
+    """GD steps of one seed's window sweeps: every window x tau x max(ks), plus the
+    sharpness power iteration (30 Hessian-vector products, about 3 steps each)."""
+    return n_windows * len(cfg.tau_ratios) * int(max(ks)) + 90
 
 
 def _f64(fn):
@@ -173,7 +209,7 @@ def orthogonality(cfg: Config) -> pd.DataFrame:
              for s in range(cfg.orth_seeds)]
     tasks += [{"block": b, "control": c, "draw": s} for c, (b, _) in CONTROLS.items()
               for s in range(cfg.orth_seeds)]
-    return _sweep(_task_orth, tasks, cfg, "cl_orthogonality")
+    return _sweep(_task_orth, tasks, cfg, "cl_orthogonality", rounds="draw")
 
 
 @_f64
@@ -192,8 +228,41 @@ def _task_count(cfg: Config, task: dict) -> dict:
 
 
 def counts(cfg: Config, names) -> pd.DataFrame:
-    """Law counts D - rank(W + [W, W]) of the named blocks (see ``blocks``): one row each."""
-    return _sweep(_task_count, [{"model": n} for n in names], cfg, "cl_counts")
+    """Law counts D - rank(W + [W, W]) of the named blocks (see ``blocks``): one row each.
+    The widened attention blocks (``*_big``) run as their own sweep ``cl_counts_big``, only
+    when the budget affords them (``big_count_seconds``); ``df.attrs["skipped"]`` maps a
+    block left out to the reason."""
+    small = [n for n in names if not n.endswith("_big")]
+    big = [n for n in names if n.endswith("_big")]
+    df = _sweep(_task_count, [{"model": n} for n in small], cfg, "cl_counts")
+    skipped = {}
+    if big:
+        ok, why = affordable("cl_counts_big", big_count_seconds(cfg, big))
+        if ok:
+            df = pd.concat([df, _sweep(_task_count, [{"model": n} for n in big], cfg,
+                                       "cl_counts_big")], ignore_index=True)
+        else:
+            skipped = dict.fromkeys(big, why)
+    df.attrs["skipped"] = skipped
+    return df
+
+
+@_f64
+def big_count_seconds(cfg: Config, names) -> float:
+    """Cost estimate of counting the widened blocks: the time per Jacobian row of a probe on
+    8 inputs, times the 2D rows and D brackets (about two rows' work each) the counter
+    needs, D the block's parameter count."""
+    import time
+
+    total = 0.0
+    for n in names:
+        make, shape = blocks(cfg)[n]
+        model = make(cfg.seed).to(_dev(cfg))
+        D = sum(p.numel() for p in model.parameters())
+        t0 = time.perf_counter()
+        J = jacobian_rows(model, _inputs(cfg, model, shape, 8, cfg.seed))
+        total += (time.perf_counter() - t0) / J.shape[0] * 4 * D
+    return total
 
 
 # --------------------------------------------------------------------------- discrete time
@@ -245,7 +314,7 @@ def early_windows(cfg: Config) -> pd.DataFrame:
     router (router-sum drift), bound (running max of err / tau^2 sum ||g||^2)."""
     tasks = [{"block": b, "opt": o, "seed": s} for b in disc_blocks(cfg) for o in OPTS
              for s in range(cfg.disc_seeds)]
-    return _sweep(_task_window, tasks, cfg, "cl_early_windows")
+    return _sweep(_task_window, tasks, cfg, "cl_early_windows", rounds="seed")
 
 
 def adam_windows(cfg: Config) -> pd.DataFrame:
@@ -253,7 +322,7 @@ def adam_windows(cfg: Config) -> pd.DataFrame:
     first order to within a fraction of a percent: the rows of ``early_windows`` plus ``tl``."""
     tasks = [{"block": b, "opt": "adam", "seed": s, "tl": cfg.adam_tl} for b in disc_blocks(cfg)
              for s in range(cfg.disc_seeds)]
-    return _sweep(_task_window, tasks, cfg, "cl_adam_windows")
+    return _sweep(_task_window, tasks, cfg, "cl_adam_windows", rounds="seed")
 
 
 @_f64
@@ -330,13 +399,13 @@ def matched_progress(cfg: Config) -> pd.DataFrame:
     k_star, drift."""
     tasks = [{"block": b, "opt": o, "seed": s} for b in ("swiglu", "mha_rope")
              for o in ("gd", "adam") for s in range(cfg.match_seeds)]
-    return _sweep(_task_matched, tasks, cfg, "cl_matched")
+    return _sweep(_task_matched, tasks, cfg, "cl_matched", rounds="seed")
 
 
 # --------------------------------------------------------------------------- real data
 def _lm_data(cfg):
     from .. import datasets
-    if cfg.scale == "paper":
+    if cfg.scale in ("paper", "full"):
         return datasets.wikitext(max_vocab=2_000)
     return datasets.text_tokens(level="chars")
 
@@ -368,11 +437,34 @@ def _task_lm_window(cfg: Config, task: dict) -> list[dict]:
     return rows
 
 
-def lm_windows(cfg: Config) -> pd.DataFrame:
+@_f64
+def lm_step_seconds(cfg: Config) -> float:
+    """Cost estimate of one recorded GD step of the chapter's LM on its batch (B x T tokens),
+    from its parameter count and the device's float64 rate (no training step is run:
+    at paper on a CPU one step takes about 9 s)."""
+    tokens = _lm_data(cfg)
+    z = cfg.lm_dim
+    return _step_seconds(_make_lm(cfg, tokens.vocab_size, cfg.seed), z["B"] * z["T"],
+                         cfg.device)
+
+
+def lm_windows(cfg: Config, step_s: float | None = None) -> pd.DataFrame | None:
     """Char-LM drift on tau x k grids for several windows: seed, window, tau, lam, k, err,
-    router, data."""
+    router, data; one round per seed. With ``step_s`` (``lm_step_seconds``) the sweep runs
+    only when the budget affords one seed's windows (else ``None``, reason in
+    ``skip_reasons``)."""
+    if step_s is not None:
+        n = len(set(cfg.lm_windows) | {cfg.early_tl})
+        ok, why = affordable("cl_lm_windows", step_s * _window_steps(cfg, n, cfg.lm_ks))
+        if not ok:
+            skip_reasons["cl_lm_windows"] = why
+            return None
     return _sweep(_task_lm_window, [{"seed": s} for s in range(cfg.lm_seeds)], cfg,
-                  "cl_lm_windows")
+                  "cl_lm_windows", rounds="seed")
+
+
+#: sweep name -> why a budget guard left it out in this process (shown by the chapter)
+skip_reasons: dict[str, str] = {}
 
 
 @_f64
@@ -397,16 +489,23 @@ def _task_lm_long(cfg: Config, task: dict) -> list[dict]:
     return rows
 
 
-def lm_long(cfg: Config) -> pd.DataFrame:
-    """Char-LM laws along longer GD / SGD / Adam runs: opt, lr, family, k, err, loss, gnorm."""
+def lm_long(cfg: Config, step_s: float | None = None) -> pd.DataFrame | None:
+    """Char-LM laws along longer GD / SGD / Adam runs: opt, lr, family, k, err, loss, gnorm
+    (shown, no claim). With ``step_s`` it runs only when the budget affords the three runs
+    (else ``None``)."""
+    if step_s is not None:
+        ok, why = affordable("cl_lm_long", 3 * step_s * cfg.lm_long_steps)
+        if not ok:
+            skip_reasons["cl_lm_long"] = why
+            return None
     return _sweep(_task_lm_long, [{"opt": o} for o in ("gd", "sgd", "adam")], cfg, "cl_lm_long")
 
 
-@_f64
-def _task_vit(cfg: Config, task: dict) -> list[dict]:
+def _vit_problem(cfg: Config, seed: int):
+    """(make, loss, tokens) of the ViT: digits (CIFAR-10 in grey levels at paper / full when
+    on disk), ``vit_n`` images in patches; tokens = images x patches."""
     from .. import datasets
-    seed = cfg.seed + task["seed"]
-    split = (datasets.cifar("cifar10", seed=cfg.seed) if cfg.scale == "paper"
+    split = (datasets.cifar("cifar10", seed=cfg.seed) if cfg.scale in ("paper", "full")
              else datasets.digits(seed=cfg.seed, images=True))
     imgs = torch.as_tensor(split.X_train[: cfg.vit_n]).mean(1)
     Xv = patchify(imgs, cfg.vit_dim["patch"] if imgs.shape[-1] == 8 else 4)
@@ -417,6 +516,21 @@ def _task_vit(cfg: Config, task: dict) -> list[dict]:
     def make():
         return TinyViT(Xv.shape[2], Xv.shape[1], z["d"], z["H"], z["dk"], z["dv"], z["m"],
                        split.n_classes, gen=_gen(seed)).to(_dev(cfg))
+    return make, loss, Xv.shape[0] * Xv.shape[1]
+
+
+@_f64
+def vit_step_seconds(cfg: Config) -> float:
+    """Cost estimate of one recorded GD step of the ViT on its ``vit_n`` images (patches as
+    tokens), as for ``lm_step_seconds``."""
+    make, _, tokens = _vit_problem(cfg, cfg.seed)
+    return _step_seconds(make(), tokens, cfg.device)
+
+
+@_f64
+def _task_vit(cfg: Config, task: dict) -> list[dict]:
+    seed = cfg.seed + task["seed"]
+    make, loss, _ = _vit_problem(cfg, seed)
     lam = sharpness(make(), loss)
     rows = []
     for tl in (cfg.early_tl, max(cfg.lm_windows)):
@@ -429,7 +543,15 @@ def _task_vit(cfg: Config, task: dict) -> list[dict]:
     return rows
 
 
-def vit_windows(cfg: Config) -> pd.DataFrame:
-    """Digits ViT drift on the early and the widest window: seed, window, tau, lam, k, err."""
-    return _sweep(_task_vit, [{"seed": s} for s in range(cfg.vit_seeds)], cfg, "cl_vit")
+def vit_windows(cfg: Config, step_s: float | None = None) -> pd.DataFrame | None:
+    """Digits ViT drift on the early and the widest window: seed, window, tau, lam, k, err;
+    one round per seed. With ``step_s`` (a step's cost, e.g. ``vit_step_seconds``) it runs
+    only when the budget affords one seed (else ``None``)."""
+    if step_s is not None:
+        ok, why = affordable("cl_vit", step_s * _window_steps(cfg, 2, cfg.vit_ks))
+        if not ok:
+            skip_reasons["cl_vit"] = why
+            return None
+    return _sweep(_task_vit, [{"seed": s} for s in range(cfg.vit_seeds)], cfg, "cl_vit",
+                  rounds="seed")
 

@@ -133,3 +133,31 @@ def test_patterns():
     assert CHECK_CELL.search("de.checks.signal(ledger, cfg, ex)")
     assert CHECK_CELL.search('print(ledger.check("GF.x", "s", measured=1))')
     assert not CHECK_CELL.search("NAMES = checks.COUNT_IDS")
+
+
+def test_cache_executed_keys_match_the_book(tmp_path):
+    """A notebook nbmake executed (pair.py's install cell, outputs, timing metadata) goes
+    into the cache under the key the book build computes from the chapter's .py."""
+    import shutil
+    import subprocess
+
+    import nbformat
+    from jupyter_cache import get_cache
+
+    src = CHAPTERS[0]
+    work = tmp_path / "book"
+    work.mkdir()
+    shutil.copy(src, work / src.name)
+    nb = nbformat.read(src.with_suffix(".ipynb"), as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    for i, cell in enumerate(code):
+        cell.execution_count = i + 1
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"{i}\n")]
+        cell.metadata["execution"] = {"iopub.status.idle": "2026-12-01T00:00:00Z"}
+    nbformat.write(nb, work / src.with_suffix(".ipynb").name)
+    cache = tmp_path / "cache"
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "cache_executed.py"), str(cache),
+                    str(work / src.with_suffix(".ipynb").name)], check=True,
+                   capture_output=True)
+    book_nb = jupytext.reads(src.read_text(), fmt="py:percent")
+    get_cache(str(cache)).match_cache_notebook(book_nb)   # KeyError if the keys differ

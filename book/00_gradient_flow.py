@@ -193,6 +193,12 @@ print(ledger.check("GF.identity", "h_k - h_0 = tau^2 sum_j q(g_j) exactly for GD
 # runs of a block of starts advance together as one batched computation (on the GPU when
 # there is one), and each block is cached, so an interrupted run resumes where it stopped.
 #
+# ````{dropdown} How it is computed: GD with the exact drift accumulator
+# ```{literalinclude} ../src/dltheory/gradient_flow.py
+# :pyobject: gd
+# ```
+# ````
+#
 # Both exponents follow from the exact identity (P.1): the drift *is* $\tau^2 \sum_{j<k}
 # q(g_j)$, and while $\tau k \ll 1$ the gradients move by a relative $O(\tau k)$, so the
 # sum is $k\,q(g_0)\,(1 + O(\tau k))$. Once the identity passes they can only miss if the

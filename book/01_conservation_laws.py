@@ -17,14 +17,18 @@
 # *whatever the data*: $h(\theta(t)) = h(\theta(0))$ for every data set and every loss.
 # The prologue met the simplest one, $h = u^2 - v^2$ for $f(x) = uvx$. This chapter follows
 # *Conservation Laws for Modern Neural Architectures* (Tran, Bui, Lai Ngoc, Nguyen, Dam,
-# Nguyen, ICML 2026, arXiv:2606.17816), which characterises **all** such laws for the
-# blocks of a modern transformer: GELU/SiLU and SwiGLU feed-forward layers, multi-head
-# attention with and without positional encodings (sinusoidal, RoPE), and mixtures of experts
-# with dense and top-$k$ routing. We check every law numerically with `torch.func`, count
-# the independent laws with the Lie-algebra criterion of Marcotte, Gribonval and Peyré
-# (NeurIPS 2023, arXiv:2307.00144), test normalisation layers as controls outside the
-# theorem, and measure how gradient descent, SGD, momentum, Adam and weight decay break the
-# laws, on synthetic tasks, a character-level language model and a small vision transformer.
+# Nguyen, ICML 2026, [arXiv:2606.17816](https://arxiv.org/abs/2606.17816))
+# {cite}`tran2026conservation`, which characterises **all** such laws for the blocks of a
+# modern transformer {cite}`vaswani2017attention`: GELU/SiLU and SwiGLU
+# {cite}`shazeer2020glu` feed-forward layers, multi-head attention with and without
+# positional encodings (sinusoidal, RoPE {cite}`su2021roformer`), and mixtures of experts
+# {cite}`shazeer2017outrageously` with dense and top-$k$ routing. We check every law
+# numerically with `torch.func`, count the independent laws with the Lie-algebra criterion
+# of Marcotte, Gribonval and Peyré ([arXiv:2307.00144](https://arxiv.org/abs/2307.00144))
+# {cite}`marcotte2023conservation`, test normalisation layers {cite}`ba2016layer,zhang2019root,henry2020query`
+# as controls outside the theorem, and measure how gradient descent, SGD, momentum, Adam
+# {cite}`kingma2015adam` and weight decay break the laws, on synthetic tasks, a
+# character-level language model and a small vision transformer {cite}`dosovitskiy2021image`.
 #
 # ```{admonition} Takeaway
 # :class: tip
@@ -115,6 +119,12 @@ ledger = claims.Ledger("conservation_laws", scale=SCALE, device=rt.device)
 # $J$), add brackets $[u,v] = H_v u - H_u v$ computed as Hessian-vector products with
 # `torch.func.jvp`, and take SVD ranks in float64. One level of brackets already reaches
 # the *certificate* $\operatorname{rank} = D - N_{\text{theory}}$ in every case below.
+#
+# ````{dropdown} How it is computed: the law counter
+# ```{literalinclude} ../src/dltheory/conservation/lie.py
+# :pyobject: count_laws
+# ```
+# ````
 #
 # **Noether's picture.** If $f(x; e^{sM}\theta) = f(x;\theta)$ for all $x$ and $s$, with a
 # *symmetric* generator $M$ (a rescaling, the symmetric part of a $GL$ action), then
@@ -220,7 +230,8 @@ runtime.display(counts[counts.model.isin(["geglu", "reglu", "bilinear_glu", "moe
 # %% [markdown]
 # ### 4.2 Residual connections: the law set of a stack is the union
 #
-# Marcotte et al. (2025, arXiv:2506.06194) showed that residual blocks keep exactly the laws of
+# Marcotte et al. ([arXiv:2506.06194](https://arxiv.org/abs/2506.06194))
+# {cite}`marcotte2025transformative` showed that residual blocks keep exactly the laws of
 # the block in isolation. We stack RoPE attention and a SwiGLU, $Y = X + \mathrm{MHA}(X)$,
 # $Z = Y + \mathrm{SwiGLU}(Y)$: the count is the sum of the two blocks' counts
 # (`CL.residual_union`). Without the residual connections the output projection $O$ and the
@@ -390,7 +401,7 @@ runtime.show(figures.optimisers(win, fits, ident, cfg), "cl_optimisers")
 # 1.9 M parameters, sequences of 64 tokens in batches of 256) costs about 9 s of one CPU
 # thread per recorded GD step, about 16 CPU hours for its sweeps, and is sized for about
 # 8 minutes on one H100 (an estimate from its FLOP count; no GPU was at hand). `full` takes
-# the sizes of the paper's runs as reconstructed in the research brief (d = 256, m = 512,
+# our reconstruction of the paper's runs, whose sizes it does not state (d = 256, m = 512,
 # 8 experts, 256-token sequences, 13.6 M parameters, 2,000-step runs): an estimated 1-2
 # hours on one H100, in float64. Under `DLTHEORY_BUDGET` a sweep whose first round would
 # not fit is not started, and its claims say so.
@@ -468,6 +479,17 @@ plotting.explore(figures.explore_counts, name="cl_explore", D_MODEL=(2, 8, 1, D_
 # 1. Show that with a router bias $b$ the sum $\sum_e b_e$ is a further law, and check it with
 #    `count_laws`.
 # 2. Why does ReGLU have $2m$ laws? Find the second rescaling symmetry.
+#
+# ```{dropdown} Solution to 1
+# A bias $b \in \mathbb R^E$ enters the logits as $xW + b$, and a softmax is unchanged when
+# the same number is added to every logit, so $b \mapsto b + c\mathbf 1$ is a symmetry. Its
+# generator is a constant vector, $\mathbf 1$: the gradient with respect to $b$ is a sum over
+# inputs of softmax Jacobians applied to vectors, and each Jacobian maps onto vectors whose
+# entries sum to zero (it is symmetric and annihilates $\mathbf 1$). So $\langle \mathbf 1,
+# \nabla_b L\rangle = 0$ and $\sum_e b_e$ is conserved, one law more: $Em + d + 1$. In
+# code: add a bias to the router of `MoE` and compare `count_laws(...).laws` with and
+# without it.
+# ```
 #
 # ```{dropdown} Solution to 2
 # ReLU is positively homogeneous, so $(B_{:,i}, C_{i,:}) \to (\lambda B_{:,i}, C_{i,:}/\lambda)$

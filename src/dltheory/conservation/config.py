@@ -39,7 +39,7 @@ class Config(ChapterConfig):
     On one H100 (float64 matmuls at tens of TFLOP/s, about 2e11 FLOP per LM step plus the
     per-step law records) an LM step is estimated at about 20 ms, so ``paper`` is sized
     for about 8 minutes in all; no GPU was at hand to measure it. ``full`` takes the
-    research brief's reconstruction of the paper's runs (LM d=256, m=512, E=8, T=256,
+    reconstruction of the paper's unstated run sizes (LM d=256, m=512, E=8, T=256,
     4 layers, 13.6 M parameters; 2,000 long steps; counts at D of about 4,000), estimated
     at 1-2 hours on one H100 and not run in CI. Under ``DLTHEORY_BUDGET`` the seed sweeps
     run in rounds (one seed each) and the widened counts, the LM and the ViT sweeps start

@@ -534,7 +534,7 @@ VERDICT_STYLE = {
 }
 
 
-NOWRAP = ("verdict", "status", "resolution", "chapter")
+NOWRAP = ("verdict", "status", "resolution")
 
 
 _NUMBER = re.compile(r"[-+−]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?%?")
@@ -639,5 +639,7 @@ def style_table(df, caption: str | None = None):
     for col in ("statement", "note", "detail"):
         if col in df.columns:
             sty = sty.set_properties(subset=[col], **{"min-width": "12em"})
+    if "chapter" in df.columns:   # a chapter's title (the reproduction page) may wrap
+        sty = sty.set_properties(subset=["chapter"], **{"min-width": "9em"})
     sty.plain_text = plain   # what runtime.display prints outside a notebook
     return sty

@@ -392,7 +392,9 @@ runtime.show(figures.optimisers(win, fits, ident, cfg), "cl_optimisers")
 # layers at the `paper` scale), trained on cross-entropy with full-batch GD. Inside the
 # network the block laws are unchanged. Beyond the early window the gradients decay, $\beta$
 # drops below 1, and the flow argument of section 6 predicts $\alpha - \beta = 1$ on any
-# window: `CL.lm.late_window` checks it on the widest one ($\tau k\lambda_{\max} \le 32$).
+# window while GD tracks the flow: `CL.lm.late_window` checks it on the widest window whose
+# largest step has $\tau\lambda_{\max} \le 0.1$ ($\tau k\lambda_{\max} \le 3.2$; on the widest
+# one, 32, the largest step is $\tau\lambda_{\max} = 0.8$ and GD has left the flow).
 # The early-window exponent and the router sum of the language model are identities, as in
 # section 5.
 #

@@ -226,10 +226,10 @@ def real_data(ledger, cfg: Config, lm: pd.DataFrame | None, vit: pd.DataFrame | 
     sweep the budget left out (``None``; reason in ``skipped``) makes its evidence
     INCONCLUSIVE and leaves its identities out."""
     skipped = skipped or {}
-    wide = max(cfg.lm_windows)
+    wide = cfg.late_tl
     out = {"lm": None, "vit": None}
     if lm is None:
-        ledger.inconclusive("CL.lm.late_window", f"char-LM, GD, widest window (tau k lam <= "
+        ledger.inconclusive("CL.lm.late_window", f"char-LM, GD, late window (tau k lam <= "
                             f"{wide:g}): alpha - beta = 1 (flow regime)", kind="hard",
                             note=skipped.get("cl_lm_windows", "not run"))
     else:
@@ -242,12 +242,12 @@ def real_data(ledger, cfg: Config, lm: pd.DataFrame | None, vit: pd.DataFrame | 
                   note=f"beta={e_lm.beta.mean():.2f}; {lm.seed.nunique()} seed(s)")
         _identity(ledger, "CL.lm.router_sum", "char-LM: router sum unchanged by GD",
                   measured=lm.router.max(), hi=cfg.tol_exact_lm)
-        ledger.check("CL.lm.late_window", f"char-LM, GD, widest window (tau k lam <= {wide:g}): "
+        ledger.check("CL.lm.late_window", f"char-LM, GD, late window (tau k lam <= {wide:g}): "
                      "alpha - beta = 1 (flow regime)", measured=(l_lm.alpha - l_lm.beta).mean(),
                      predicted=theory.late_window_gap(), tol=cfg.tol_late,
                      note=f"alpha={l_lm.alpha.mean():.2f}, beta={l_lm.beta.mean():.2f}")
     if vit is None:
-        ledger.inconclusive("CL.vit.late_window", f"digits ViT, GD, widest window ({wide:g}): "
+        ledger.inconclusive("CL.vit.late_window", f"digits ViT, GD, late window ({wide:g}): "
                             "alpha - beta = 1", kind="soft", note=skipped.get("cl_vit", "not run"))
     else:
         out["vit"] = vif = window_fits(vit, cfg.vit_ks, by=("window", "seed"))
@@ -255,7 +255,7 @@ def real_data(ledger, cfg: Config, lm: pd.DataFrame | None, vit: pd.DataFrame | 
         _identity(ledger, "CL.vit.gd_tau_exponent", "digits ViT, GD: drift ~ tau^alpha, early "
                   "window (follows from the identity)", measured=e_vit.alpha.mean(),
                   lo=cfg.band_alpha_real[0], hi=cfg.band_alpha_real[1])
-        ledger.check("CL.vit.late_window", f"digits ViT, GD, widest window ({wide:g}): alpha - "
+        ledger.check("CL.vit.late_window", f"digits ViT, GD, late window ({wide:g}): alpha - "
                      "beta = 1", measured=(l_vit.alpha - l_vit.beta).mean(),
                      predicted=theory.late_window_gap(), tol=cfg.tol_late, kind="soft",
                      note=f"alpha={l_vit.alpha.mean():.2f}, beta={l_vit.beta.mean():.2f}")

@@ -533,7 +533,7 @@ def _task_vit(cfg: Config, task: dict) -> list[dict]:
     make, loss, _ = _vit_problem(cfg, seed)
     lam = sharpness(make(), loss)
     rows = []
-    for tl in (cfg.early_tl, max(cfg.lm_windows)):
+    for tl in (cfg.early_tl, cfg.late_tl):
         w = early_window(make, loss, lambda m: m.law_families(), tl_max=tl, ks=cfg.vit_ks,
                          ratios=cfg.tau_ratios, lam=lam)
         for i in range(len(w.taus)):
@@ -544,7 +544,7 @@ def _task_vit(cfg: Config, task: dict) -> list[dict]:
 
 
 def vit_windows(cfg: Config, step_s: float | None = None) -> pd.DataFrame | None:
-    """Digits ViT drift on the early and the widest window: seed, window, tau, lam, k, err;
+    """Digits ViT drift on the early and the late window (``late_tl``): seed, window, tau, lam, k, err;
     one round per seed. With ``step_s`` (a step's cost, e.g. ``vit_step_seconds``) it runs
     only when the budget affords one seed (else ``None``)."""
     if step_s is not None:

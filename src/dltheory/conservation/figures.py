@@ -137,7 +137,7 @@ def lm(lm_fits: pd.DataFrame, long: pd.DataFrame, cfg: Config, data: str):
 
 def real_data_tau(lm: pd.DataFrame, vit: pd.DataFrame, cfg: Config):
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.3), sharey=True)
-    wide = max(cfg.lm_windows)
+    wide = cfg.late_tl
     for ax, (title, df) in zip(axes, [("char-LM", lm), ("digits ViT", vit)], strict=True):
         for j, tl in enumerate((cfg.early_tl, wide)):
             w = df[(df.window == tl) & (df.seed == 0)]

@@ -636,9 +636,11 @@ def style_table(df, caption: str | None = None):
     prose = [c for c in ("claim", "statement", "note", "detail") if c in df.columns]
     if prose:
         sty = sty.set_properties(subset=prose, **{"overflow-wrap": "anywhere"})
-    for col in ("statement", "note", "detail"):
+    for col in ("statement", "note"):
         if col in df.columns:
             sty = sty.set_properties(subset=[col], **{"min-width": "12em"})
+    if "detail" in df.columns:   # the summary's last column: narrow enough to fit the page
+        sty = sty.set_properties(subset=["detail"], **{"min-width": "7em"})
     if "chapter" in df.columns:   # a chapter's title (the reproduction page) may wrap
         sty = sty.set_properties(subset=["chapter"], **{"min-width": "9em"})
     sty.plain_text = plain   # what runtime.display prints outside a notebook

@@ -22,7 +22,8 @@ A notebook viewer (Colab, GitHub, nbviewer, JupyterLab) does not know MyST, so t
   package version the notebook was written from (``v<__version__>``). The committed notebook
   cannot name its own commit, but it can name the release it belongs to, and the version is
   kept in one place (``dltheory.__version__``), so notebook and package stay in step: a
-  notebook saved from Colab keeps installing the package its text was written for.
+  notebook saved from Colab keeps installing the package its text was written for. Until
+  that release tag is published, the cell says so and installs ``main`` instead.
 
 The notebook asks Colab for a GPU runtime (``accelerator`` metadata), holds no outputs,
 and is not marked as jupytext-paired (so saving it in Jupyter never rewrites the source).
@@ -61,7 +62,9 @@ INSTALL = f"""\
 import importlib.util, subprocess, sys
 SPEC = "{dltheory.INSTALL_SPEC}"  # the release this notebook is from
 if importlib.util.find_spec("dltheory") is None:  # elsewhere: pip install -e . in the repo
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", SPEC], check=True)"""
+    if subprocess.run([sys.executable, "-m", "pip", "install", "-q", SPEC]).returncode:
+        print(SPEC, "is not published: installing the development version (main) instead")
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", SPEC.split("@v")[0] + "@main"], check=True)"""
 INSTALL_META = {"cellView": "form", "jupyter": {"source_hidden": True},
                 "tags": ["remove-cell"]}
 LINK = re.compile(r"\]\((?P<target>(?![a-z][\w+.-]*:|#|/)[^)\s]+?)"

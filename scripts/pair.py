@@ -60,11 +60,10 @@ RUNNING = (
 INSTALL = f"""\
 # @title Install dltheory {dltheory.__version__} if it is missing {{ display-mode: "form" }}
 import importlib.util, subprocess, sys
-SPEC = "{dltheory.INSTALL_SPEC}"  # the release this notebook is from
-if importlib.util.find_spec("dltheory") is None:  # elsewhere: pip install -e . in the repo
-    if subprocess.run([sys.executable, "-m", "pip", "install", "-q", SPEC]).returncode:
-        print(SPEC, "is not published: installing the development version (main) instead")
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", SPEC.split("@v")[0] + "@main"], check=True)"""
+SPEC = "{dltheory.INSTALL_SPEC}"  # this notebook's release (main until it is published)
+pip = lambda spec: subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec]).returncode
+if importlib.util.find_spec("dltheory") is None and pip(SPEC):  # elsewhere: pip install -e .
+    print(SPEC, "is not published yet: installing main"); pip(SPEC.split("@v")[0] + "@main")"""
 INSTALL_META = {"cellView": "form", "jupyter": {"source_hidden": True},
                 "tags": ["remove-cell"]}
 LINK = re.compile(r"\]\((?P<target>(?![a-z][\w+.-]*:|#|/)[^)\s]+?)"

@@ -108,3 +108,6 @@ def test_regime_gates_follow_the_inputs():
     assert s.d_slope_sd_at(s.d_seeds_used) <= s.d_slope_sd * 1.01
     # alpha_N tolerance shrinks with the draws and grows with the exponent
     assert d.tol_alpha_n_de_at(16) < d.tol_alpha_n_de_at(4) < steep.tol_alpha_n_de_at(4)
+    # the combined law's D-direction noise is the floor's: more draws where it is larger
+    assert abs(d.grid_noise - 1.0) < 1e-12 and s.grid_noise > 1.5
+    assert s.grid_u_seeds_used > d.grid_u_seeds_used == d.grid_u_seeds

@@ -268,7 +268,7 @@ def grid_axes(cfg: Config) -> tuple[np.ndarray, np.ndarray]:
 
 def combined_grid(cfg: Config) -> pd.DataFrame:
     """Oracle-ridge and Bayes-readout losses on the (N, D) grid, one row per (useed, N, D)."""
-    return _sweep(_grid_task, [{"useed": s} for s in range(cfg.grid_u_seeds)], cfg, "grid", "useed")
+    return _sweep(_grid_task, [{"useed": s} for s in range(cfg.grid_u_seeds_used)], cfg, "grid", "useed")
 
 
 def alpha_c_partner(cfg: Config) -> Config | None:

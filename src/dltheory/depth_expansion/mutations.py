@@ -126,7 +126,7 @@ ENTRIES = [
              "Hoeffding test-set size with log(1/delta) for log(2/delta)",
              "constant of the bound (x0.81 at delta = 0.05)", "bound constant",
              _hoeffding_log_1_over_delta, ("DE.hoeffding.K",)),
-    # The four errors of issue #21, which no verdict noticed before the theorems were
+    # Four plausible errors that no verdict noticed before the theorems were
     # checked as predictions:
     Mutation("depth_expansion:route_b_half_deviation", f"{D}.bounds:RouteB.rhs",
              "Route B's deviation term 2 (eps_M + eps_K) halved", "factor 1/2",

@@ -185,7 +185,7 @@ class Config(ChapterConfig):
     # slope over the window (independent data sets per D) sets the number of data draws (sd
     # <= d_slope_sd, at most d_seeds_max) and the tolerance z_family sd + d_slope_sys. At the
     # default 3 draws gave sd 0.026 against a fixed tolerance of 0.06 (2.3 sd), and at (1, 1)
-    # sd 0.049 (1.2 sd): the fixed tolerance failed there (issue #20's corner runs)
+    # sd 0.049 (1.2 sd): the fixed tolerance failed there (runs at the domain's corners)
     d_slope_sd: float = 0.02
     d_seeds_max: int = 32
     d_slope_sys: float = 0.01   # observed but unidentified coordinates: loss/T_obs - 1 <= 3%

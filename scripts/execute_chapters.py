@@ -45,22 +45,9 @@ FORCED = "execution_mode: force"   # pages MyST-NB executes on every build (they
 def chapters() -> list[Path]:
     """The executable pages of the TOC (jupytext .py sources), without those the build
     executes itself every time (``mystnb: execution_mode: force`` in their header)."""
-    import yaml
+    from dltheory import ledgers
 
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files: list[str] = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                files.append(node["file"])
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(toc)
+    files = ledgers.toc_files(ROOT / "_toc.yml")
     out = []
     for f in files:
         p = (ROOT / f).with_suffix(".py")

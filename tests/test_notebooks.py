@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 import dltheory
+from dltheory import ledgers
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -139,19 +140,7 @@ def test_one_parameters_cell_and_no_magics(src):
 
 def test_toc_lists_existing_pages_and_every_chapter():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "file" in node:
-                files.append(node["file"])
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(toc)
+    files = ledgers.toc_files(ROOT / "_toc.yml")
     for f in [toc["root"], *files]:
         stem = ROOT / f
         assert any(stem.with_suffix(s).exists() for s in (".md", ".py")), f"TOC entry {f} missing"

@@ -113,11 +113,8 @@ def load_results(directory: str | Path | None = None) -> list[dict]:
     return scan(directory)[0]
 
 
-def expected_chapters(toc_path: str | Path | None = None) -> list[str]:
-    """Ledger names of the chapters listed in ``_toc.yml``: ``book/03_sparse_scaling`` ->
-    ``sparse_scaling`` (a chapter file is ``NN_<ledger name>``)."""
-    import re
-
+def toc_files(toc_path: str | Path | None = None) -> list[str]:
+    """Every ``file`` entry of ``_toc.yml`` (default: the repository's), in order."""
     import yaml
 
     path = Path(toc_path) if toc_path is not None else runtime.repo_root() / "_toc.yml"
@@ -136,6 +133,15 @@ def expected_chapters(toc_path: str | Path | None = None) -> list[str]:
                 walk(v)
 
     walk(yaml.safe_load(path.read_text()))
+    return files
+
+
+def expected_chapters(toc_path: str | Path | None = None) -> list[str]:
+    """Ledger names of the chapters listed in ``_toc.yml``: ``book/03_sparse_scaling`` ->
+    ``sparse_scaling`` (a chapter file is ``NN_<ledger name>``)."""
+    import re
+
+    files = toc_files(toc_path)
     return [m.group(1) for f in files if (m := re.fullmatch(r"(?:.*/)?\d\d_(\w+)", f))]
 
 

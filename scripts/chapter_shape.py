@@ -2,7 +2,10 @@
 
     python scripts/chapter_shape.py            # a table for every chapter; exit 1 on a breach
 
-Limits (DESIGN.md, "Chapter shape"): at most 550 lines per chapter source; a parameters
+Limits (DESIGN.md, "Chapter shape"): at most 700 lines per chapter source (550 until the
+third round added to every chapter two or more exercises with folded solutions, a folded
+"how it is computed" source block and a verdict line per check; the other limits, which
+keep a chapter a book rather than a lab notebook, are unchanged); a parameters
 cell of at most 15 code lines; no visible code cell (not tagged hide-input, remove-cell,
 remove-input or hide-cell) over 15 code lines; prose at least 45% of non-blank lines.
 Code lines are non-blank lines that are not comments; prose lines are non-blank lines of
@@ -18,7 +21,7 @@ from pathlib import Path
 import jupytext
 
 ROOT = Path(__file__).resolve().parents[1]
-MAX_LINES, MAX_PARAMS, MAX_VISIBLE, MIN_PROSE = 550, 15, 15, 0.45
+MAX_LINES, MAX_PARAMS, MAX_VISIBLE, MIN_PROSE = 700, 15, 15, 0.45
 HIDDEN = {"hide-input", "remove-cell", "remove-input", "hide-cell"}
 
 

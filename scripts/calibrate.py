@@ -1,6 +1,6 @@
 """Size and power of a chapter's checks: re-run it over seeds, settings and planted errors.
 
-    python scripts/calibrate.py gradient_flow --seeds 3 --settings 2 --mutations --out /tmp/cal
+    python scripts/calibrate.py gradient_flow --seeds 3 --settings 2 --mutations --out _build/calibration
     python scripts/calibrate.py 03 --seeds 20 --settings 12 --mutations --backend loky
 
 Runs (each one whole chapter run at ``--scale``, a task of ``dltheory.experiments``, so an

@@ -25,7 +25,9 @@
 # identity, a fallback rule, a formula compared with itself); it is shown, never counted
 # as evidence. **Resolution** is the smallest relative error in a prediction that its check
 # is sure to catch: `5%` means a theory off by 5% either way would have FAILed. Checks
-# that would let a 25% error through are marked *weak*.
+# that would let a 25% error through are marked *weak*. A `derivation` checks the book's
+# theory against its own theory (an exact sum against its asymptotic form); like an
+# identity it is shown and must hold, but it is not evidence.
 #
 # **In a notebook (Colab):** run the chapters first. Each chapter's last cell writes its
 # ledger in the runtime it ran in, and this page shows the ledgers it finds there. Until
@@ -34,7 +36,11 @@
 # **Status of a chapter.** `ran` (its ledger matches the code being built), `failed` (a hard
 # claim failed), `stale` (the chapter file or the package changed after the ledger was
 # written, so its verdicts describe other code), `not run` (no ledger at this scale: never
-# shown as passed), `error` (a corrupt, duplicate or unknown ledger, named).
+# shown as passed), `error` (a corrupt, duplicate or unknown ledger, named). Every verdict
+# is re-derived here from the measured value and the check stored beside it; a claim whose
+# written verdict does not follow is counted under **invalid** and makes its ledger `error`.
+# **budget**: `full` when every sweep ran all its rounds, `3/5 rounds` when a time budget
+# (`DLTHEORY_BUDGET`) stopped the shortest sweep early, `—` without a budget.
 
 # %% tags=["remove-cell"]
 # Install dltheory in Colab only; elsewhere say how (plain Python, no magics).

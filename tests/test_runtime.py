@@ -22,13 +22,6 @@ def test_unknown_scale_lists_valid_ones(monkeypatch):
         runtime.scale()
 
 
-def test_by_scale():
-    assert runtime.by_scale("smoke", 1, 2, 3) == 1
-    assert runtime.by_scale("paper", 1, 2, 3) == 3
-    with pytest.raises(ValueError):
-        runtime.by_scale("tiny", 1, 2, 3)
-
-
 def test_explicit_cuda_without_gpu_raises():
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")

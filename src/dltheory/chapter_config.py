@@ -43,7 +43,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from . import runtime, validation
+from . import budget, runtime, validation
 
 SEED_RANGE = (0, 100_000)
 RESERVED = {"SEED": "seed", "SCALE": "scale", "BUDGET": "budget"}
@@ -155,7 +155,7 @@ class ChapterConfig:
         s = runtime.scale(scale)
         over = {cls.field_for(k): v for k, v in overrides.items()}
         if "budget" not in over:
-            over["budget"] = validation.env("DLTHEORY_BUDGET")
+            over["budget"] = budget.from_env()
         return cls(**{**cls.preset(s), "scale": s, **over})
 
     @classmethod

@@ -54,13 +54,6 @@ def scale(value: str | None = None) -> str:
     return value
 
 
-def by_scale(scale_name: str, smoke: Any, standard: Any, paper: Any, full: Any = None) -> Any:
-    """Pick a value by scale: ``by_scale(SCALE, 200, 5_000, 50_000)`` (``full`` defaults to
-    the paper value)."""
-    full = paper if full is None else full
-    return {"smoke": smoke, "standard": standard, "paper": paper, "full": full}[scale(scale_name)]
-
-
 # --------------------------------------------------------------------------- threads/device
 def set_threads(n: int) -> int:
     """Set torch intra-op threads and BLAS/OpenMP threads (threadpoolctl) to ``n``."""

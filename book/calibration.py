@@ -31,8 +31,9 @@
 #
 # The numbers come from `scripts/calibrate.py` (one chapter run per task of
 # `dltheory.experiments`, so it resumes and runs on local processes or a Dask cluster),
-# committed as `book/calibration/<chapter>.smoke.json`. A file whose chapter or package
-# sources changed since is marked **stale**; a chapter without a file says so.
+# committed as `book/calibration/<chapter>.smoke.json`. A file whose chapter code cells or
+# package code (the shared modules and the chapter's own, figures excepted) changed since
+# is marked **stale**; a chapter without a file says so.
 
 # %% tags=["remove-cell"]
 # Install dltheory in Colab only; elsewhere say how (plain Python, no magics).

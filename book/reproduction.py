@@ -34,8 +34,9 @@
 # there are any, it shows the results published with the rendered book.
 #
 # **Status of a chapter.** `ran` (its ledger matches the code being built), `failed` (a hard
-# claim failed), `stale` (the chapter file or the package changed after the ledger was
-# written, so its verdicts describe other code), `not run` (no ledger at this scale: never
+# claim failed), `stale` (the chapter's code cells or the package code it runs changed
+# after the ledger was written, so its verdicts describe other code; prose and figure
+# modules do not count), `not run` (no ledger at this scale: never
 # shown as passed), `error` (a corrupt, duplicate or unknown ledger, named). Every verdict
 # is re-derived here from the measured value and the check stored beside it; a claim whose
 # written verdict does not follow is counted under **invalid** and makes its ledger `error`.

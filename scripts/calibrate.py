@@ -188,7 +188,7 @@ def calibrate(chapter: str, *, seeds: int = 3, settings: int = 0,
     chapter, num = resolve_chapter(chapter)
     tasks, drawn = plan(chapter, num, seeds, settings, with_mutations, scale)
     src = provenance.chapter_source(chapter, ROOT)
-    sources = f"{provenance.file_sha256(src) if src else ''}|{provenance.package_sha256()}"
+    sources = f"{provenance.code_sha256(src) if src else ''}|{provenance.package_sha256(chapter)}"
     cfg = RunConfig(chapter, num, scale, sources, timeout)
     t0 = time.perf_counter()
     df = experiments.sweep(run_chapter, tasks, config=cfg, name=f"calibrate_{chapter}",

@@ -40,7 +40,10 @@ def test_statuses_ran_not_run_and_stale(tmp_path, monkeypatch):
     assert status == {"alpha": "ran", "beta": "not run"}
     row = summary.set_index("chapter").loc["alpha"]
     assert row["evidence"] == 1 and row["identities"] == 1
-    (root / "book" / "01_alpha.py").write_text("# chapter alpha, edited\n")
+    src = root / "book" / "01_alpha.py"
+    src.write_text(src.read_text() + "\n# %% [markdown]\n# A new paragraph of prose.\n")
+    assert _status(res, root)[0]["alpha"] == "ran"          # prose does not decide verdicts
+    src.write_text(src.read_text() + "\n# %%\nx = 2\n")
     status, summary, _ = _status(res, root)
     assert status["alpha"] == "stale"
     assert "01_alpha.py changed" in summary.set_index("chapter").loc["alpha", "detail"]
@@ -189,7 +192,7 @@ def test_older_schema_is_never_silently_passed(tmp_path, monkeypatch):
     (root / "book" / "01_alpha.py").write_text("# chapter alpha, edited\n")
     status, summary, _ = _status(res, root)
     assert status["alpha"] == "stale"
-    assert _row(summary)["detail"].startswith("schema 2: verdicts not re-derivable; chapter")
+    assert _row(summary)["detail"].startswith("schema 2: verdicts not re-derivable; the code of")
     _edit(path, lambda d: d["claims"][0].update(verdict="GOOD ENOUGH"))
     status, summary, _ = _status(res, root)     # old schema: kinds and verdicts still checked
     assert status["alpha"] == "error" and _row(summary)["invalid"] == 1
@@ -236,3 +239,36 @@ def test_budget_record_travels_from_the_run_to_the_page(tmp_path, monkeypatch):
     assert json.loads(path.read_text())["budget"]["rounds"] == {"sweep": [3, 5]}
     status, summary, _ = _status(res, root)
     assert status["alpha"] == "ran" and _row(summary)["budget"] == "3/5 rounds"
+
+
+def test_code_hash_ignores_prose_tags_and_blank_lines(tmp_path):
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_text("# %% [markdown]\n# Prose.\n\n# %%\nx = 1\n")
+    b.write_text("# %% [markdown]\n# Other prose.\n# %% tags=['remove-input']\n\nx = 1\n\n")
+    assert provenance.code_sha256(a) == provenance.code_sha256(b)
+    b.write_text("# %%\nx = 2\n")
+    assert provenance.code_sha256(a) != provenance.code_sha256(b)
+
+
+def test_package_hash_covers_only_the_code_a_chapter_runs(tmp_path):
+    pkg = tmp_path / "pkg"
+    for rel in ["claims.py", "ledgers.py", "sparse_scaling/theory.py",
+                "sparse_scaling/figures.py", "conservation/laws.py"]:
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text(f"# {rel}\n")
+    before = {ch: provenance.package_sha256(ch, pkg) for ch in provenance.CHAPTER_MODULES}
+
+    def changed(rel):
+        (pkg / rel).write_text((pkg / rel).read_text() + "y = 1\n")
+        now = {ch: provenance.package_sha256(ch, pkg) for ch in provenance.CHAPTER_MODULES}
+        out = {ch for ch in now if now[ch] != before[ch]}
+        before.update(now)
+        return out
+
+    assert changed("conservation/laws.py") == {"conservation_laws"}
+    assert changed("sparse_scaling/theory.py") == {"sparse_scaling"}
+    assert changed("sparse_scaling/figures.py") == set()       # figures draw, never judge
+    assert changed("ledgers.py") == set()
+    assert changed("claims.py") == set(provenance.CHAPTER_MODULES)
+    with pytest.raises(ValueError):
+        provenance.package_sha256("no_such_chapter", pkg)

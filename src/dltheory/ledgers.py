@@ -155,10 +155,11 @@ def staleness(ledger: dict, root: str | Path | None = None) -> str | None:
     shas = prov["source_sha256"] or {}
     reasons = []
     src = provenance.chapter_source(ledger["chapter"], root)
-    if src is not None and shas.get("chapter") and shas["chapter"] != provenance.file_sha256(src):
-        reasons.append(f"chapter source {src.name} changed")
-    if shas.get("package") and shas["package"] != provenance.package_sha256():
-        reasons.append("package dltheory changed")
+    if src is not None and shas.get("chapter") and shas["chapter"] != provenance.code_sha256(src):
+        reasons.append(f"the code of {src.name} changed")
+    chapter = ledger["chapter"] if ledger["chapter"] in provenance.CHAPTER_MODULES else None
+    if shas.get("package") and shas["package"] != provenance.package_sha256(chapter):
+        reasons.append("the package code it runs changed")
     return "; ".join(reasons) or None
 
 

@@ -9,8 +9,18 @@ it still describes the code being built::
 
 ``commit`` and ``dirty`` are ``None`` outside a git checkout (Colab installs from a wheel);
 ``source_sha256["chapter"]`` is ``None`` when the chapter's source file is not found.
-The package hash covers every ``*.py`` file of the installed ``dltheory`` package, keyed
-by its path relative to the package, so it is the same on every machine for the same code.
+
+Both hashes cover the code that decides a chapter's verdicts, and nothing else, so that a
+record goes stale when (and only when) that code changes:
+
+* ``chapter``: the chapter's code cells (:func:`code_sha256`); its prose, cell tags and
+  blank lines are left out, so rewording a paragraph does not invalidate a calibration.
+* ``package``: the ``*.py`` files of the installed ``dltheory`` package that the chapter
+  runs (:func:`package_sha256` with its name): the shared modules and the chapter's own
+  subpackage, keyed by path relative to the package so the hash is the same on every
+  machine. Other chapters' modules, the figure modules (they draw, they never judge) and
+  the page-side readers (``ledgers``, ``calibration``) are left out. Without a chapter
+  name it covers every file.
 """
 
 from __future__ import annotations
@@ -22,7 +32,19 @@ from pathlib import Path
 
 from . import runtime
 
-__all__ = ["chapter_source", "git_state", "package_sha256", "file_sha256", "record"]
+__all__ = ["chapter_source", "git_state", "package_sha256", "file_sha256", "code_sha256",
+           "record", "CHAPTER_MODULES"]
+
+#: chapter (ledger name) -> its own files or subpackage, relative to the package
+CHAPTER_MODULES = {
+    "gradient_flow": ("gradient_flow.py", "gradient_flow_mutations.py"),
+    "conservation_laws": ("conservation",),
+    "pretrain_finetune": ("pretrain_finetune",),
+    "sparse_scaling": ("sparse_scaling",),
+    "depth_expansion": ("depth_expansion",),
+}
+#: files that never decide a verdict: figures draw, the page-side readers re-check
+NOT_JUDGING = ("figures.py", "plotting.py", "ledgers.py", "calibration.py")
 
 
 def file_sha256(path: str | Path) -> str:
@@ -30,13 +52,38 @@ def file_sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def package_sha256(package_dir: str | Path | None = None) -> str:
-    """One SHA-256 over every ``*.py`` file of the package (relative path + bytes, sorted)."""
+def code_sha256(path: str | Path) -> str:
+    """SHA-256 of the code cells of a percent-format notebook source (hex).
+
+    Markdown cells, cell headers (their tags and titles) and blank lines are dropped; every
+    other line counts, comments included."""
+    keep, code = [], True
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.startswith("# %%"):
+            code = "[markdown]" not in line and "[md]" not in line
+            continue
+        if code and line.strip():
+            keep.append(line.rstrip())
+    return hashlib.sha256("\n".join(keep).encode()).hexdigest()
+
+
+def _judging_files(root: Path, chapter: str | None) -> list[Path]:
+    files = [p for p in sorted(root.rglob("*.py")) if "__pycache__" not in p.parts]
+    if chapter is None:
+        return files
+    if chapter not in CHAPTER_MODULES:
+        raise ValueError(f"unknown chapter {chapter!r}; expected one of {sorted(CHAPTER_MODULES)}")
+    others = {m for ch, mods in CHAPTER_MODULES.items() if ch != chapter for m in mods}
+    return [p for p in files
+            if p.relative_to(root).parts[0] not in others and p.name not in NOT_JUDGING]
+
+
+def package_sha256(chapter: str | None = None, package_dir: str | Path | None = None) -> str:
+    """One SHA-256 over the package files that ``chapter`` runs (relative path + bytes,
+    sorted; see the module docstring), or over every ``*.py`` file without a chapter."""
     root = Path(package_dir) if package_dir is not None else Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for p in sorted(root.rglob("*.py")):
-        if "__pycache__" in p.parts:
-            continue
+    for p in _judging_files(root, chapter):
         h.update(p.relative_to(root).as_posix().encode() + b"\0")
         h.update(p.read_bytes() + b"\0")
     return h.hexdigest()
@@ -77,8 +124,8 @@ def record(chapter: str, scale: str, device: str, root: str | Path | None = None
         "dirty": dirty,
         "package_version": __version__,
         "source_sha256": {
-            "chapter": file_sha256(src) if src is not None else None,
-            "package": package_sha256(),
+            "chapter": code_sha256(src) if src is not None else None,
+            "package": package_sha256(chapter if chapter in CHAPTER_MODULES else None),
         },
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "device": str(device),

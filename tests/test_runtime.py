@@ -142,3 +142,13 @@ def test_display_keeps_meaningful_row_labels(capsys):
     assert "width" in out and "32" in out and "0.1235" in out
     runtime.display(pd.DataFrame({"a": [1.0]}))
     assert "0 " not in capsys.readouterr().out.splitlines()[-1][:2]
+
+
+def test_display_drops_row_numbers_after_filtering_and_shows_missing_as_dash(capsys):
+    import pandas as pd
+
+    df = pd.DataFrame({"model": ["a", "b", "c"], "theory": [1.0, float("nan"), 3.0]})
+    runtime.display(df[df.model != "a"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["model", "theory"]          # no row-number column
+    assert lines[1].split() == ["b", "—"] and "nan" not in " ".join(lines)

@@ -306,8 +306,9 @@ def show(fig=None, name: str | None = None) -> Path | None:
 def display(obj: Any) -> None:
     """Show a table or object: rich HTML in a notebook, text in a script.
 
-    DataFrames keep meaningful row labels (a named or non-default index) and drop the
-    default 0..n-1 index; floats are shown to 4 significant digits. A pandas ``Styler``
+    DataFrames keep meaningful row labels (a named or non-integer index) and drop row
+    numbers (an unnamed integer index, also after filtering); floats are shown to 4
+    significant digits and missing values as an em dash. A pandas ``Styler``
     is shown as is in a notebook and as its data in a script.
     """
     import pandas as pd
@@ -322,7 +323,7 @@ def display(obj: Any) -> None:
         if isinstance(obj, styler):
             _display(obj)
         elif is_frame:
-            sty = frame.style.format(precision=4, thousands=None,
+            sty = frame.style.format(precision=4, thousands=None, na_rep="—",
                                      formatter=_float_formatter(frame))
             sty = sty.set_table_styles([{"selector": "td, th",
                                          "props": "padding: 2px 8px; text-align: right;"}])
@@ -332,7 +333,7 @@ def display(obj: Any) -> None:
     elif is_frame:
         with pd.option_context("display.float_format", "{:.4g}".format,
                                "display.max_colwidth", 80, "display.width", 120):
-            print(frame.to_string(index=not plain))
+            print(frame.to_string(index=not plain, na_rep="—"))
     else:
         print(obj)
 
@@ -341,8 +342,8 @@ def _default_index(df) -> bool:
     import pandas as pd
 
     idx = df.index
-    return (isinstance(idx, pd.RangeIndex) and idx.start == 0 and idx.step == 1
-            and idx.name is None)
+    return (idx.name is None and not isinstance(idx, pd.MultiIndex)
+            and pd.api.types.is_integer_dtype(idx.dtype))
 
 
 def _float_formatter(df) -> dict:

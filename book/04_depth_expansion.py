@@ -47,21 +47,6 @@
 # **not reproduced**: the conv network's channel covariance tracks a structureless rank-9
 # covariance, and the MLP's gradients are low-rank by construction.
 # ```
-#
-# ```{admonition} What is reconstructed
-# :class: warning
-# Only the paper's abstract, the opening of its introduction and a secondary summary were
-# available. The exact definitions below (the first-order signal, the jumpboard
-# construction, Conditions 1–2, $\varepsilon_M$, $\varepsilon_K$, the Hoeffding probability
-# of Route A, the power-law assumptions of its Appendix M) are **reconstructions** chosen to
-# reproduce the two test-risk inequalities quoted in that summary; the choice
-# $h(z) = V\phi_U(z)$ with a random fixed $U$ is this book's. The summary reports, from
-# experiments on CIFAR-10/100 and ImageNet, near-diagonal activation-gradient covariance, a
-# signal that decays with depth, and a rebound under depth-only scaling; it presents power
-# laws as a theoretical consequence (Appendix M), not as a measurement. The paper's
-# architectures, figures and numbers were not available. The summary calls the jumpboard a
-# "launchpad" model; we use the paper's word.
-# ```
 
 # %% tags=["remove-cell"]
 # Install dltheory in Colab only; elsewhere say how (plain Python, no magics).
@@ -77,7 +62,7 @@ if importlib.util.find_spec("dltheory") is None:
         sys.exit("dltheory is not installed: run `pip install -e .` in the repository "
                  "(or activate its environment: `. .venv/bin/activate`)")
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 from dltheory import runtime
 
 SCALE = runtime.scale()   # smoke | standard | paper: sizes and seed counts per scale
@@ -86,7 +71,7 @@ WIDTH = 64                # post-norm residual MLP of the main demonstration: 16
 DEPTH = 4                 # 2-12 blocks
 L_STAR = 2                # insertion point: before block L_STAR, from 1 to DEPTH - 1
 
-# %%
+# %% tags=["hide-input"]
 from dltheory import claims, plotting
 from dltheory import depth_expansion as de
 
@@ -94,6 +79,31 @@ cfg = de.Config.for_scale(SCALE, seed=SEED, width=WIDTH, depth=DEPTH, l_star=L_S
 rt = runtime.setup(SCALE, config=cfg)
 plotting.use_style()
 ledger = claims.Ledger("depth_expansion", scale=SCALE, device=rt.device)
+
+# %% tags=["remove-input"]
+ex = de.experiments.expansions(cfg)   # every expansion of the chapter, reused below
+runtime.show(de.figures.waterfall(ex, cfg), "de_waterfall")
+
+# %% [markdown]
+# *The headline result.* Inserting a zero-initialised block into a trained residual MLP
+# lowers its test risk, and the change splits exactly into gains (green: the jumpboard's
+# margin and what training the block adds on the training set) and generalisation terms
+# (orange); the blue bar, measured directly, is their sum (§5 explains both routes).
+#
+# ```{admonition} What is reconstructed
+# :class: warning
+# Only the paper's abstract, the opening of its introduction and a secondary summary were
+# available. The exact definitions below (the first-order signal, the jumpboard
+# construction, Conditions 1–2, $\varepsilon_M$, $\varepsilon_K$, the Hoeffding probability
+# of Route A, the power-law assumptions of its Appendix M) are **reconstructions** chosen to
+# reproduce the two test-risk inequalities quoted in that summary; the choice
+# $h(z) = V\phi_U(z)$ with a random fixed $U$ is this book's. The summary reports, from
+# experiments on CIFAR-10/100 and ImageNet, near-diagonal activation-gradient covariance, a
+# signal that decays with depth, and a rebound under depth-only scaling; it presents power
+# laws as a theoretical consequence (Appendix M), not as a measurement. The paper's
+# architectures, figures and numbers were not available. The summary calls the jumpboard a
+# "launchpad" model; we use the paper's word.
+# ```
 
 # %% [markdown]
 # ## The question and the three gains
@@ -139,7 +149,6 @@ ledger = claims.Ledger("depth_expansion", scale=SCALE, device=rt.device)
 # wide, deep network stays within the time budget. One call runs every expansion:
 
 # %%
-ex = de.experiments.expansions(cfg)
 runtime.display(de.experiments.view(ex, ["epochs", "train_old", "test_old", "pop_old"]))
 
 # %% [markdown]
@@ -293,9 +302,6 @@ de.checks.condition2(ledger, cfg, ex)
 # $\Delta_R/2 - [T(f_{\rm new}) - T(f^*_{\rm old})] \ge 0$, is checked on the chapter's own
 # insertions (`DE.routeA.event`); Hoeffding cannot promise it at our $K$, so it is soft.
 
-# %% tags=["hide-input"]
-runtime.show(de.figures.waterfall(ex, cfg), "de_waterfall")
-
 # %%
 runtime.display(de.experiments.view(ex, ["lhs", "delta_R", "test_bracket", "rhsA",
                                          "failure_prob", "K_needed", "delta_test", "rhsB"],
@@ -437,7 +443,8 @@ de.checks.regularity(ledger, cfg, ex)
 
 # %%
 de.checks.lipschitz(ledger, cfg, ex)
-#
+
+# %% [markdown]
 # ## A conv variant
 #
 # The same insertion in a tiny post-norm (GroupNorm) conv ResNet on images (8×8 digits;
@@ -690,6 +697,5 @@ plotting.explore(de.figures.explore, name="de_explore", width=(16, 256, 16, WIDT
 # the {doc}`calibration page <calibration>` has the details.
 
 # %%
-print(f"chapter wall time: {rt.elapsed():.1f} s")
 print(de.checks.calibration_summary())
 ledger.report()

@@ -54,9 +54,23 @@ def _skip(ledger, section: str, *tables, ids=None) -> bool:
     return True
 
 
+def verdict_line(c, width: int = 100) -> str:
+    """One short line for a recorded claim: id, kind, verdict, measured value and, where it
+    fits in ``width`` characters, the required range (the statement and the note are in the
+    claims table)."""
+    from ..claims import _fmt
+
+    head = f"{c.id} [{c.kind}]: {c.verdict}"
+    if c.measured is None:
+        return head
+    m = _fmt(c.measured) if isinstance(c.measured, (int, float)) else str(c.measured)
+    line = f"{head} (measured {m}" + (f", required {c.tolerance})" if c.tolerance else ")")
+    return line if len(line) <= width else f"{head} (measured {m})"
+
+
 def _prints(fn):
-    """A check function of the chapter that also prints the one-line verdict of every claim
-    it recorded (the claim's repr), so each check cell shows its verdicts."""
+    """A check function of the chapter that also prints a one-line verdict of every claim
+    it recorded (``verdict_line``), so each check cell shows its verdicts."""
     import functools
 
     @functools.wraps(fn)
@@ -65,7 +79,7 @@ def _prints(fn):
         out = fn(ledger, *args, **kwargs)
         for cid, c in ledger.claims.items():
             if cid not in before:
-                print(repr(c))
+                print(verdict_line(c))
         return out
     return wrapper
 
@@ -86,7 +100,8 @@ def signal(ledger, cfg, ex: pd.DataFrame) -> None:
     old = _old(ex)
     first = old.loc[cfg.seed]
     ledger.check("DE.function_preserving",
-                 "inserting h = V phi_U(z) with V = 0 (or alpha = 0) leaves the logits unchanged",
+                 "inserting $h = V\\phi_U(z)$ with $V = 0$ (or $\\alpha = 0$) leaves the logits "
+                 "unchanged",
                  first.fp_max, hi=1e-12, kind="identity",
                  note=f"exact by construction (the block adds 0.0); every l, matrix and ReZero "
                       f"blocks, float64; a whole post-norm block N(z + 0) changes them by "
@@ -94,7 +109,8 @@ def signal(ledger, cfg, ex: pd.DataFrame) -> None:
     rel = (old.fd_slope + old.gamma64).abs() / old.gamma64
     w = old.loc[rel.idxmax()]
     ledger.check("DE.first_order",
-                 "the slope of R along -v equals -gamma = -||C||_F (first-order expansion)",
+                 "the slope of $R$ along $-v$ equals $-\\gamma = -\\lVert C\\rVert_F$ "
+                 "(first-order expansion)",
                  w.fd_slope, predicted=-w.gamma64, rtol=cfg.fd_rtol,
                  note=f"central difference, eta = {cfg.fd_eta:g}, float64, 1000 samples of "
                       f"population half A; "
@@ -102,20 +118,21 @@ def signal(ledger, cfg, ex: pd.DataFrame) -> None:
     dev = (old.null_sq_mean - old.null_sq_pred).abs() / old.null_sq_se
     w = old.loc[dev.idxmax()]
     ledger.check("DE.null_mean",
-                 "the permutation null's mean of ||C_pi||^2 equals its exact value "
+                 "the permutation null's mean of $\\lVert C_\\pi\\rVert_F^2$ equals its exact "
+                 "value "
                  "(diagonal term + the rank-one mean part)",
                  w.null_sq_mean, predicted=w.null_sq_pred, tol=cfg.null_k * w.null_sq_se,
                  note=f"{cfg.n_perm_eff} permutations; tolerance {cfg.null_k:g} Monte Carlo s.e.; "
                       f"worst of {len(old)} seeds")
     ledger.check("DE.condition1",
                  "Condition 1: the first-order signal is non-zero (held-out slope along the "
-                 f"direction from half A, t > {cfg.z_min:g} on half B)",
+                 f"direction from half A, $t > {cfg.z_min:g}$ on half B)",
                  old.t_cond1.min(), lo=cfg.z_min,
                  note=f"min over {len(old)} seeds of t = <C_B, v_A> / s.e.; <C_B, v_A> = "
                       f"{', '.join(f'{v:.3g}' for v in old.heldout_slope)}")
     ledger.check("DE.condition1.pairing",
-                 "the signal exceeds its permutation null (pairing of g with phi(z) beyond "
-                 f"the mean part, z > {cfg.z_min:g})",
+                 "the signal exceeds its permutation null (pairing of $g$ with $\\phi_U(z)$ beyond "
+                 f"the mean part, $z > {cfg.z_min:g}$)",
                  old.z_perm.min(), lo=cfg.z_min, kind="soft",
                  note=f"min over seeds; {cfg.n_perm_eff} permutations; a conservative test (the "
                       f"null keeps the mean part)")
@@ -142,14 +159,15 @@ def jumpboards(ledger, cfg, ex: pd.DataFrame) -> None:
     old = _old(ex)
     _powered(ledger, cfg, "DE.jumpboard.population",
              "the expanded class contains a jumpboard with strictly smaller population risk "
-             f"(Delta_R > 0: lower end of its {cfg.ci_level:.0%} bootstrap interval > 0)",
+             f"($\\Delta_R > 0$: lower end of its {cfg.ci_level:.0%} bootstrap interval above 0)",
              old, "t_cond1", lambda r: r.delta_R_lo, old.t_cond1, "a held-out population")
     _powered(ledger, cfg, "DE.jumpboard.transfer",
-             "the training-set jumpboard lowers the test risk (Delta_test^R > 0)",
+             "the training-set jumpboard lowers the test risk ($\\Delta^R_{\\rm test} > 0$)",
              old, "t_train", lambda r: r.delta_test, old.t_train,
              "a training-set (cross-fitted)")
     _powered(ledger, cfg, "DE.jumpboard.transfer.cos",
-             "the training-set and population directions agree (cos(C_S, C_pop) > 0)",
+             "the training-set and population directions agree ($\\cos(\\hat C_S, C_{\\rm pop}) > "
+             "0$)",
              old, "t_train", lambda r: r.cos, old.t_train, "a training-set (cross-fitted)")
 
 
@@ -159,7 +177,8 @@ def condition2(ledger, cfg, ex: pd.DataFrame) -> None:
         return
     old = _old(ex)
     ledger.check("DE.fallback",
-                 "Condition 2 via the fallback rule: Delta_ERM^pop, Delta_ERM^S >= 0 in every run",
+                 "Condition 2 via the fallback rule: $\\Delta^{\\rm pop}_{\\rm ERM} \\ge 0$ and "
+                 "$\\Delta^S_{\\rm ERM} \\ge 0$ in every run",
                  float(np.minimum(ex.delta_erm_pop, ex.delta_erm_S).min()), lo=0.0,
                  kind="identity",
                  note=f"holds by construction (f_new minimises R_S over candidates that include "
@@ -184,29 +203,36 @@ def routes(ledger, cfg, ex: pd.DataFrame) -> None:
     old = _old(ex)
     errA = (old.idA_sum - old.lhs_direct).abs().max()
     errB = (old.idB_sum - old.lhs_direct).abs().max()
-    ledger.check("DE.routeA.identity", "the Route A terms sum to L_test(f_new) - L_test(f_old)",
+    ledger.check("DE.routeA.identity",
+                 "the Route A terms sum to "
+                 "$L_{\\rm test}(f_{\\rm new}) - L_{\\rm test}(f_{\\rm old})$",
                  errA, hi=1e-6, kind="identity",
                  note="telescoping; left side from per-sample test losses (float32 risks)")
-    ledger.check("DE.routeB.identity", "the Route B terms sum to L_test(f_new) - L_test(f_old)",
+    ledger.check("DE.routeB.identity",
+                 "the Route B terms sum to "
+                 "$L_{\\rm test}(f_{\\rm new}) - L_{\\rm test}(f_{\\rm old})$",
                  errB, hi=1e-6, kind="identity",
                  note="telescoping; left side from per-sample test losses (float32 risks)")
     ledger.check("DE.routeA",
-                 "Route A inequality with plug-in deviations: dL_test <= -Delta_R/2 - "
-                 "Delta_ERM^pop + 2 eps_M",
+                 "Route A inequality with plug-in deviations: $\\Delta L_{\\rm test} \\le "
+                 "-\\Delta_R/2 - "
+                 "\\Delta^{\\rm pop}_{\\rm ERM} + 2\\varepsilon_M$",
                  (old.rhsA - old.lhs).min(), lo=0.0, kind="identity",
                  note=f"with eps_M := max|G| over the models involved the G bracket cannot "
                       f"exceed 2 eps_M; margin {(old.rhsA - old.lhs).min():.3f}, of which the "
                       f"informative part (event below) is "
                       f"{(old.delta_R / 2 - old.test_bracket).min():.3f}")
     ledger.check("DE.routeB",
-                 "Route B inequality with plug-in deviations: dL_test <= -Delta_test^R - "
-                 "Delta_ERM^S + 2 (eps_M + eps_K)",
+                 "Route B inequality with plug-in deviations: $\\Delta L_{\\rm test} \\le "
+                 "-\\Delta^R_{\\rm test} - \\Delta^S_{\\rm ERM} + 2(\\varepsilon_M + "
+                 "\\varepsilon_K)$",
                  (old.rhsB - old.lhs).min(), lo=0.0, kind="identity",
                  note="with eps_M, eps_K := max|G|, max|T| over {f_new, f_S} the bracket "
                       "cannot exceed 2 (eps_M + eps_K)")
     ev = old.delta_R / 2 - old.test_bracket
     ledger.check("DE.routeA.event",
-                 "the test-set event behind Route A holds: T(f_new) - T(f_old) <= Delta_R / 2",
+                 "the test-set event behind Route A holds: $T(f_{\\rm new}) - T(f_{\\rm old}) "
+                 "\\le \\Delta_R/2$",
                  ev.min(), lo=0.0, kind="soft",
                  note=f"min over seeds of Delta_R/2 - T bracket; Hoeffding bounds its failure "
                       f"probability by {old.failure_prob.max():.2f} at K = {cfg.n_test} (K "
@@ -228,7 +254,8 @@ def degenerate(ledger, cfg, ex: pd.DataFrame) -> None:
     t = _twin(ex)
     e0 = _old(ex).loc[cfg.seed]
     ledger.check("DE.degenerate", "interpolating old model: the training-set signal collapses "
-                 "(gamma_S / gamma_pop <= 0.05)", t.gamma_S / t.gamma_pop, hi=0.05, kind="soft",
+                 "($\\gamma_S/\\gamma_{\\rm pop} \\le "
+                 "0.05$)", t.gamma_S / t.gamma_pop, hi=0.05, kind="soft",
                  note=f"twin train risk {t.train_old:.4f} after {t.epochs} epochs; early-stopped "
                       f"model: {e0.gamma_S / e0.gamma_pop:.2f}")
     t_twin = _t(t.delta_test_raw, t.delta_test_raw_se)
@@ -256,30 +283,36 @@ def regularity(ledger, cfg, ex: pd.DataFrame) -> None:
     w = old.loc[dev.idxmax()]
     ledger.check("DE.norm_lipschitz",
                  "RMSNorm's Jacobian norm at the insertion point attains the bound "
-                 "||g||_inf / sqrt(RMS(u)^2 + eps) (largest ratio over samples = 1)",
+                 "$\\lVert g\\rVert_\\infty/\\sqrt{\\mathrm{RMS}(u)^2+\\epsilon}$ (largest ratio "
+                 "over "
+                 "samples = 1)",
                  w.lip_ratio_max, predicted=1.0, tol=cfg.lip_tol,
                  note=f"exact Jacobians of {cfg.n_lip} samples (autograd, float64); worst seed; "
                       f"smallest ratio {old.lip_ratio_min.min():.3f}")
     w = old.loc[(old.small_ratio_min - 1).abs().idxmax()]
     ledger.check("DE.norm_lipschitz.small_rms",
-                 f"where eps dominates (RMS(u) from {cfg.rms_lo:g} to {cfg.rms_hi:g} sqrt(eps)) "
-                 "RMSNorm's exact Jacobian norm equals the bound ||g||_inf / sqrt(RMS(u)^2 + eps)",
+                 f"where $\\epsilon$ dominates ($\\mathrm{{RMS}}(u)$ from {cfg.rms_lo:g} to "
+                 f"{cfg.rms_hi:g} "
+                 "$\\sqrt\\epsilon$) RMSNorm's exact Jacobian norm equals the bound "
+                 "$\\lVert g\\rVert_\\infty/\\sqrt{\\mathrm{RMS}(u)^2+\\epsilon}$",
                  float(w.small_ratio_min), predicted=1.0, tol=cfg.lip_tol,
                  note=f"smallest ratio over {cfg.n_small_rms} random inputs and u = 0 (largest "
                       f"{old.small_ratio_max.max():.6f}); the gain of the trained block "
                       f"{cfg.l_star}; worst seed")
     w = old.loc[(old.naive_ratio_max - 1).abs().idxmax()]
     ledger.check("DE.eps_naive",
-                 "the eps-naive constant ||g||_inf / sqrt(eps) is RMSNorm's Lipschitz constant "
-                 "without a floor on RMS(u): the largest exact Jacobian norm over inputs equals it",
+                 "the $\\epsilon$-naive constant $\\lVert g\\rVert_\\infty/\\sqrt\\epsilon$ is "
+                 "RMSNorm's "
+                 "Lipschitz constant without a floor on $\\mathrm{RMS}(u)$: the largest exact "
+                 "Jacobian norm over inputs equals it",
                  float(w.naive_ratio_max), predicted=1.0, tol=cfg.lip_tol,
                  note=f"largest measured norm / constant over the small-RMS inputs (at u = 0: "
                       f"{w.naive_ratio_at0:.6f}); the constant is {old.lip_naive.max():.0f} "
                       f"while the one with the measured floor is {old.lip_r.max():.2f}")
     r = old.rms_r1 / np.sqrt(old.norm_eps)
     ledger.check("DE.norm_regularity",
-                 f"block inputs stay away from zero: 1st-percentile RMS >= {cfg.rms_margin:g} "
-                 "sqrt(eps)", r.min(), lo=cfg.rms_margin, kind="soft",
+                 f"block inputs stay away from zero: 1st-percentile RMS $\\ge {cfg.rms_margin:g}"
+                 "\\sqrt\\epsilon$", r.min(), lo=cfg.rms_margin, kind="soft",
                  note=f"Lipschitz constant {old.lip_r.max():.2f} with r vs "
                       f"{old.lip_naive.max():.0f} epsilon-naive")
 
@@ -290,7 +323,8 @@ def alignment(ledger, cfg, df: pd.DataFrame) -> None:
              ids=[("DE.data_alignment", "soft" if cfg.scale == "smoke" else "hard")]):
         return
     m = df.groupby("n").cos.mean()
-    ledger.check("DE.data_alignment", "cos(C_S, C_pop) rises with n across the sizes",
+    ledger.check("DE.data_alignment",
+                 "$\\cos(\\hat C_S, C_{\\rm pop})$ rises with $n$ across the sizes",
                  float(np.diff(m.to_numpy()).min()), lo=1e-12,
                  kind="soft" if cfg.scale == "smoke" else "hard",
                  note=f"smallest step of the seed-mean cosine; means "
@@ -354,7 +388,7 @@ def grid(ledger, cfg, gdf: pd.DataFrame) -> None:
     wmax, wmin = max(cfg.grid_widths), min(cfg.grid_widths)
     wide = ok[ok.width == wmax]
     s, se = trend(np.log(wide.depth), np.log(wide.gamma_pop))
-    st = "the first-order signal decays with depth (gamma_pop ~ L^-a, a > 0)"
+    st = "the first-order signal decays with depth ($\\gamma_{\\rm pop} \\propto L^{-a}$, $a > 0$)"
     if not powered or wide.depth.nunique() < 3:
         ledger.inconclusive("DE.signal_decay", st, -s if math.isfinite(s) else None,
                             note=f"fitted a = {-s:.2f} at width {wmax}; {tag}: {UNPOWERED}")
@@ -396,7 +430,7 @@ def observability(ledger, cfg, odf: pd.DataFrame) -> None:
     means = odf.groupby("width")[["cos", "ratio", "z", "train_ce"]].mean().round(3)
     _trend_claim(ledger, cfg, "DE.width_observability",
                  f"width improves observability: the pre-registered measure "
-                 f"({cfg.obs_measure}) rises with log2 width at matched training loss",
+                 f"({cfg.obs_measure}) rises with $\\log_2$ width at matched training loss",
                  s, se, +1,
                  f"{odf.seed.nunique()} seeds per width; seed means by width "
                  f"{means.to_dict('index')}; train CE matched at {cfg.obs_target_ce}")
@@ -456,7 +490,7 @@ def conv(ledger, cfg, cdf: pd.DataFrame) -> None:
     if _skip(ledger, "conv", cdf):
         return
     ledger.check("DE.conv.function_preserving",
-                 "conv variant: a zero-initialised 1x1 conv block leaves the logits unchanged",
+                 "conv variant: a zero-initialised 1×1 conv block leaves the logits unchanged",
                  float(cdf.fp.max()), hi=1e-12, kind="identity", note="exact by construction")
     ledger.check("DE.conv.transfer",
                  "conv variant: the training-set jumpboard lowers the test risk",
@@ -471,8 +505,8 @@ def power_law(ledger, cfg, prog: pd.DataFrame) -> None:
         return
     pk = prog[prog["round"] > 0]
     s, se = trend(np.log(pk["round"]), np.log(pk.gamma_pop))
-    st = ("progressive deepening: the new blocks' signal decays as k^-a with a > 1/2 "
-          "(assumption G), giving L - L_inf ~ k^-alpha with alpha = 2a - 1")
+    st = ("progressive deepening: the new blocks' signal decays as $k^{-a}$ with $a > 1/2$ "
+          "(assumption G), giving $L - L_\\infty \\propto k^{-(2a-1)}$")
     note = f"fitted a = {-s:.2f} ± {se:.2f} over rounds 1-{cfg.prog_rounds}, one seed"
     if cfg.scale not in ("paper", "full"):
         ledger.inconclusive("DE.power_law", st, -s, note=f"{note}; each round retrains the "
@@ -506,12 +540,13 @@ def theorems(ledger, cfg, ex: pd.DataFrame, sims: dict) -> None:
 def _route_claims(ledger, cfg, rt: pd.DataFrame) -> None:
     d, n = cfg.route_delta, len(rt)
     draws = f"{cfg.route_draws} calibration + {cfg.route_draws} fresh draws of (S, test) per seed"
-    for route, frac in (("A", "delta"), ("B", "2 delta")):
+    for route, frac in (("A", "$\\delta$"), ("B", "$2\\delta$")):
         w = rt[f"{route}_worst_coverage_fail"]
         inst = rt[f"{route}_coverage_fail"]
         allowed = float(rt[f"{route}_worst_allowed"].iloc[0])
-        what = ("G(f_new) - G(f_pop) <= 2 eps_M" if route == "A"
-                else "(T+G)(f_new) - (T+G)(f_S) <= 2 (eps_M + eps_K)")
+        what = ("$G(f_{\\rm new}) - G(\\tilde f_{\\rm pop}) \\le 2\\varepsilon_M$" if route == "A"
+                else "$(T+G)(f_{\\rm new}) - (T+G)(\\tilde f_S) \\le 2(\\varepsilon_M + "
+                     "\\varepsilon_K)$")
         ledger.check(f"DE.route{route}.coverage",
                      f"Route {route}'s deviation bound holds at its stated probability: "
                      f"{what} fails on at most {frac} = {allowed:g} of fresh draws",
@@ -522,7 +557,7 @@ def _route_claims(ledger, cfg, rt: pd.DataFrame) -> None:
                           f"{', '.join(f'{v:.4f}' for v in inst)}; {draws}, {n} seeds")
         t = float(rt[f"{route}_worst_tightness"].mean())
         p = float(rt[f"{route}_worst_predicted"].iloc[0])
-        qq = "1 - delta" if route == "A" else "1 - 2 delta"
+        qq = "$1-\\delta$" if route == "A" else "$1-2\\delta$"
         ledger.check(f"DE.route{route}.tightness",
                      f"Route {route}'s deviation term is as tight as the theory says: on the "
                      f"worst-case pair the {qq} quantile of the bracket over the deviation "
@@ -555,7 +590,8 @@ def _hoeffding_claims(ledger, cfg, sims: dict) -> None:
             f"{', '.join(f'{v:.2f}' for v in rt.event_bound)}" if len(rt) else "not run")
     ledger.check("DE.hoeffding.coverage",
                  "Hoeffding's transfer holds: the simulated failure frequency of "
-                 "T(f_new) - T(f_old) <= Delta_R / 2 stays under 2 exp(-K Delta_R^2 / (8 B^2))",
+                 "$T(f_{\\rm new}) - T(f_{\\rm old}) \\le \\Delta_R/2$ stays under "
+                 "$2e^{-K\\Delta_R^2/(8B^2)}$",
                  cov, hi=1.0,
                  note=f"largest frequency / bound over worst-case (+-B) test losses at K = "
                       f"{cfg.n_test}, x = {list(cfg.hoeff_x)} (frequencies "
@@ -568,7 +604,7 @@ def _hoeffding_claims(ledger, cfg, sims: dict) -> None:
     ledger.check("DE.hoeffding.tightness",
                  f"Hoeffding's bound is loose by the stated factor at the chapter's K = "
                  f"{cfg.n_test}: bound / failure frequency of the worst case at Delta_R = "
-                 f"2 B x / sqrt(K), x = {x:g}, equals 2 e^(-x^2/2) / (exact binomial tail)",
+                 f"$2Bx/\\sqrt K$, $x = {x:g}$, equals $2e^{{-x^2/2}}$ / (exact binomial tail)",
                  float(row.bound / row.freq), predicted=pred, rtol=cfg.hoeff_rtol,
                  note=f"Delta_R = {row.delta_R:.4f}; frequency {row.freq:.4f} (exact "
                       f"{row.exact:.4f}); a factor 8 -> 2 in the exponent makes the bound "
@@ -576,8 +612,9 @@ def _hoeffding_claims(ledger, cfg, sims: dict) -> None:
     p = float(stats.norm.sf(math.sqrt(2 * math.log(2 / d))))
     ledger.check("DE.hoeffding.K",
                  f"at the test-set size Route A's Hoeffding transfer asks for (failure "
-                 f"<= {d:g} at the chapter's Delta_R) the worst case fails with probability "
-                 f"Phi(-sqrt(2 log(2/delta)))",
+                 f"$\\le {d:g}$ at the chapter's $\\Delta_R$) the worst case fails with "
+                 f"probability "
+                 f"$\\Phi(-\\sqrt{{2\\log(2/\\delta)}})$",
                  hk["freq"], predicted=p, rtol=cfg.hoeff_rtol,
                  note=f"K = {hk['K']:,} for Delta_R = {hk['delta_R']:.4f} (the chapter uses "
                       f"K = {cfg.n_test}); {cfg.hoeff_draws:,} simulated test sets")
@@ -585,8 +622,8 @@ def _hoeffding_claims(ledger, cfg, sims: dict) -> None:
     dev = (lr.simulated - lr.closed_form).abs() / lr.closed_form
     w = lr.loc[dev.idxmax()]
     ledger.check("DE.lowrank_null",
-                 "the low-rank null's off-diagonal share (d - 1) / (d - 1 + r + 2) matches "
-                 "simulated rank-r covariances",
+                 "the low-rank null's off-diagonal share $(d-1)/(d-1+r+2)$ matches "
+                 "simulated rank-$r$ covariances",
                  float(w.simulated), predicted=float(w.closed_form), rtol=cfg.lowrank_rtol,
                  note=f"worst of d in {sorted(set(lr.d))}, r in {list(cfg.lowrank_ranks)} (here "
                       f"d = {int(w.d)}, r = {int(w.r)}, s.e. {w.se:.4f}); {cfg.lowrank_draws} "
@@ -601,7 +638,7 @@ def lipschitz(ledger, cfg, ex: pd.DataFrame) -> None:
     old = _old(ex)
     r = old.loss_grad_max / old.loss_lip
     ledger.check("DE.lipschitz.loss",
-                 "the clipped cross-entropy is sqrt(2)(1 - e^-B)-Lipschitz in the logits "
+                 "the clipped cross-entropy is $\\sqrt2(1-e^{-B})$-Lipschitz in the logits "
                  "(largest gradient norm over the population sample / constant <= 1)",
                  float(r.max()), hi=1.0,
                  note=f"how close the trained models come: largest ||p - e_y|| "
@@ -610,8 +647,9 @@ def lipschitz(ledger, cfg, ex: pd.DataFrame) -> None:
                       f"norm-based proxy assumed): "
                       f"{', '.join(f'{v:.2f}' for v in old.loss_grad_share_above1)}")
     ledger.check("DE.lipschitz.top",
-                 "f_top's exact Jacobian norm stays under its certified per-sample bound "
-                 "||W_head|| prod_b ||g_b||_inf / sqrt(RMS(u_b)^2 + eps) (1 + ||V_b|| ||U_b||)",
+                 "$f_{\\rm top}$'s exact Jacobian norm stays under its certified per-sample bound "
+                 "$\\lVert W_{\\rm head}\\rVert\\prod_b \\lVert g_b\\rVert_\\infty"
+                 "(1+\\lVert V_b\\rVert\\lVert U_b\\rVert)/\\sqrt{\\mathrm{RMS}(u_b)^2+\\epsilon}$",
                  float(old.top_ratio_max.max()), hi=1.0,
                  note=f"{cfg.n_lip} samples, float64; largest local constant "
                       f"{', '.join(f'{v:.2f}' for v in old.top_jac_max)} against the L_top = 1 "
@@ -632,18 +670,19 @@ def transformer(ledger, cfg, tdf: pd.DataFrame) -> None:
     rel = (tdf.fd_slope + tdf.gamma64).abs() / tdf.gamma64
     w = tdf.loc[rel.idxmax()]
     ledger.check("DE.transformer.first_order",
-                 "Transformer: the slope of R along -v equals -gamma (first-order expansion, "
+                 "Transformer: the slope of $R$ along $-v$ equals $-\\gamma$ (first-order "
+                 "expansion, "
                  "per-token gradients summed)",
                  float(w.fd_slope), predicted=-float(w.gamma64), rtol=cfg.fd_rtol,
                  note=f"{st}; central difference, float64, worst of {len(tdf)} seeds")
     ledger.check("DE.transformer.condition1",
-                 f"Transformer: Condition 1 held out (t > {cfg.z_min:g} on half B along the "
+                 f"Transformer: Condition 1 held out ($t > {cfg.z_min:g}$ on half B along the "
                  f"direction from half A)",
                  float(tdf.t_cond1.min()), lo=cfg.z_min,
                  note=f"{st}; test CE {', '.join(f'{v:.3f}' for v in tdf.test)}")
     _powered(ledger, cfg, "DE.transformer.jumpboard",
              "Transformer: the expanded class contains a jumpboard with strictly smaller "
-             f"population risk (lower end of the {cfg.ci_level:.0%} bootstrap interval > 0)",
+             f"population risk (lower end of the {cfg.ci_level:.0%} bootstrap interval above 0)",
              tdf, "t_cond1", lambda r: r.delta_R_lo, tdf.t_cond1, "a held-out population")
 
 
@@ -667,7 +706,7 @@ def calibration_summary(path=None) -> str:
     caught = sum(bool(m.get("flipped")) for m in muts.values())
     res = [c["median_resolution"] for c in hard.values() if c.get("median_resolution")]
     med = f"{np.median(res):.0%}" if res else "n/a"
-    return (f"calibration at {d['scale']}: {len(runs)} unmutated runs ({off} off the defaults, "
-            f"corners included), {ff} false FAILs of its {len(hard)} hard claims; "
-            f"{caught} of {len(muts)} planted errors caught; median resolution of the hard "
-            f"claims {med}; {float(d.get('cpu_s', 0)) / 3600:.1f} CPU-hours")
+    return (f"calibration at {d['scale']}: {len(runs)} unmutated runs ({off} off the defaults), "
+            f"{ff} false FAILs of {len(hard)} hard claims\n"
+            f"{caught} of {len(muts)} planted errors caught; median hard resolution {med}; "
+            f"{float(d.get('cpu_s', 0)) / 3600:.1f} CPU-hours")

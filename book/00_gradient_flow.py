@@ -19,7 +19,10 @@
 # the smallest models where it can be computed exactly, and introduces the notation that
 # chapters 1 and 2 reuse: a *conservation law* $h(\theta)$, its discrete-time drift, and the
 # two rates $\tau^2 k$ (drift of a law) and $\tau$ (distance from the flow at fixed time
-# $t=\tau k$). Symbols are collected on the [notation page](notation.md).
+# $t=\tau k$), in the sense of the conservation laws of gradient flows of Marcotte,
+# Gribonval and Peyré ([arXiv:2307.00144](https://arxiv.org/abs/2307.00144))
+# {cite}`marcotte2023conservation`. Symbols are collected on the
+# [notation page](notation.md).
 #
 # ```{admonition} Takeaway
 # :class: tip
@@ -45,7 +48,7 @@ if importlib.util.find_spec("dltheory") is None:
         sys.exit("dltheory is not installed: run `pip install -e .` in the repository "
                  "(or activate its environment: `. .venv/bin/activate`)")
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 from dltheory import runtime
 
 SCALE = runtime.scale()   # smoke | standard | paper: sizes and seed counts per scale
@@ -54,7 +57,7 @@ K_FIXED = 10              # drift vs tau after this many steps, in [2, 100]
 TAU_K = 5e-3              # drift vs k at this step size, in [1e-4, 1e-2]
 # (the fit windows follow both knobs into tau k <= 0.1, where the rates hold)
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -66,8 +69,40 @@ rt = runtime.setup(SCALE, config=cfg)
 plotting.use_style()
 ledger = claims.Ledger("gradient_flow", scale=SCALE, device=rt.device)
 
+# %% tags=["remove-input"]
+drift = gf.drift_sweep(cfg)    # one row per (start, sweep, tau, k); reused in section 2.3
+by_tau = drift[drift.sweep == "tau"].pivot(index="start", columns="tau", values="drift")
+by_k = drift[drift.sweep == "k"].pivot(index="start", columns="k", values="drift")
+taus, ks, q0 = by_tau.columns.to_numpy(), by_k.columns.to_numpy(), drift.q0.mean()
+fit_tau = fitting.bootstrap_slope(taus, by_tau.to_numpy(), n_boot=cfg.n_boot, seed=cfg.seed)
+fit_k = fitting.bootstrap_slope(ks, by_k.to_numpy(), window=(1, cfg.k_early),
+                                n_boot=cfg.n_boot, seed=cfg.seed)
+fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4))
+ax = axes[0]
+plotting.sim(ax, taus, by_tau.mean(axis=0), yerr=by_tau.std(axis=0), label=f"GD, k={cfg.k_fixed}")
+plotting.theory(ax, taus, taus**2 * cfg.k_fixed * q0, label=r"$\tau^2 k\,\|q(g_0)\|$")
+plotting.loglog(ax, xlabel=r"step size $\tau$", ylabel=r"drift $\|h_k-h_0\|$",
+                title=f"drift at fixed k ({plotting.scale_tag(SCALE, 'Gaussian data')})")
+ax.legend()
+ax = axes[1]
+plotting.sim(ax, ks, by_k.mean(axis=0), label=rf"GD, $\tau={cfg.tau_k}$", ms=2, marker=".")
+k_lin = ks[: 10 * cfg.k_early]
+plotting.theory(ax, k_lin, cfg.tau_k**2 * k_lin * q0, label=r"$\tau^2 k\,\|q(g_0)\|$ (slope 1)")
+ax.axvspan(1, cfg.k_early, color="0.9", zorder=0, label="fit window")
+plotting.loglog(ax, xlabel="steps $k$", ylabel=r"drift $\|h_k-h_0\|$",
+                title="drift vs steps: linear, then saturating")
+ax.legend(loc="lower right")
+runtime.show(fig, "prologue_drift")
+
 # %% [markdown]
-# ## The two-parameter model
+# *The headline result.* On the diagonal linear network of §2, gradient descent breaks the
+# flow's conservation law only at second order: after $k$ steps of size $\tau$ the law has drifted by about $\tau^2 k$ (dashed: the
+# prediction with the gradients frozen at their initial values, no fitted constant). Left:
+# slope 2 in $\tau$ at fixed $k$; right: slope 1 in $k$ while the gradients barely move
+# (shaded), then saturation as the loss goes to zero (§2.3).
+
+# %% [markdown]
+# ## 1. The two-parameter model
 #
 # Take $f(x) = u\,v\,x$ and one example $(x, y) = (1, 1)$, so
 # $L(u, v) = \tfrac12 (uv - 1)^2$. With the residual $r = uv - 1$ the gradient is
@@ -132,7 +167,7 @@ runtime.show(fig, "prologue_scalar_paths")
 # lands on a more balanced minimum. Right: along the flow $h$ is constant; under GD it decays
 # by $\tau^2 r_k^2 h_k$ per step, a lot for $\tau = 0.4$ and barely for $\tau = 0.1$.
 #
-# ## The diagonal linear network
+# ## 2. The diagonal linear network
 #
 # The same law holds coordinate-wise for the **diagonal linear network**
 # $f(x) = \langle u \odot v, x\rangle$, $\beta = u \odot v \in \mathbb R^d$, trained on
@@ -143,7 +178,7 @@ runtime.show(fig, "prologue_scalar_paths")
 # counts and tolerances are in `gf.Config`; the float64 dtype is needed because the
 # smallest drifts measured below, about $10^{-5}$, are differences of $h$ values of order 1).
 #
-# ### Check 1: the gradient is the derivative of the loss
+# ### 2.1 The gradient is the derivative of the loss
 #
 # Everything below runs on the formula $g = (v\odot r,\ u \odot r)$. Were it off by a
 # factor, say twice the true gradient, GD and the flow would both still conserve $h$ and
@@ -160,13 +195,13 @@ tr = gf.gd(problem, u0, v0, tau=cfg.tau_id, steps=cfg.steps_id)
 at = np.linspace(0, cfg.steps_id, cfg.fd_points).astype(int)
 ratio = gf.loss_gradient_ratio(problem, tr.U[at], tr.V[at], n_dirs=cfg.fd_dirs,
                                eps=cfg.fd_eps, seed=cfg.seed)
-print(ledger.check("GF.grad_vs_loss", "the gradient GD uses is the derivative of the loss "
-                   "(directional central differences)", measured=ratio, predicted=1.0,
-                   tol=cfg.tol_grad_fd, note=f"{cfg.fd_dirs} directions at k = {at.tolist()}; "
-                   f"eps = {cfg.fd_eps:g}"))
+print(gf.verdict_line(ledger.check(
+    "GF.grad_vs_loss", "the gradient GD uses is the derivative of the loss (directional "
+    "central differences)", measured=ratio, predicted=1.0, tol=cfg.tol_grad_fd,
+    note=f"{cfg.fd_dirs} directions at k = {at.tolist()}; $\\varepsilon = {cfg.fd_eps:g}$")))
 
 # %% [markdown]
-# ### Check 2: the one-step identity is exact
+# ### 2.2 The one-step identity is exact
 #
 # Summing (P.1) over steps, $h_k - h_0 = \tau^2 \sum_{j<k} q(g_j)$ holds *exactly*, so
 # the difference of the two sides must be rounding error only. This is algebra, not a
@@ -178,11 +213,12 @@ print(ledger.check("GF.grad_vs_loss", "the gradient GD uses is the derivative of
 print(f"loss {tr.loss[0]:.3f} -> {tr.loss[-1]:.2e} after {cfg.steps_id} steps (tau={cfg.tau_id})")
 print(f"max_k |(h_k - h_0) - tau^2 sum q(g_j)| = {tr.identity_error:.2e}")
 print(f"for scale: max |h_k - h_0| = {np.abs(tr.h - tr.h[0]).max():.2e}")
-print(ledger.check("GF.identity", "h_k - h_0 = tau^2 sum_j q(g_j) exactly for GD (eq. P.1)",
-                   measured=tr.identity_error, hi=cfg.tol_identity, kind="identity"))
+print(gf.verdict_line(ledger.check(
+    "GF.identity", "$h_k - h_0 = \\tau^2 \\sum_{j<k} q(g_j)$ exactly for GD (eq. P.1)",
+    measured=tr.identity_error, hi=cfg.tol_identity, kind="identity")))
 
 # %% [markdown]
-# ### Check 3: the drift is second order in $\tau$ and first order in $k$
+# ### 2.3 The drift is second order in $\tau$ and first order in $k$
 #
 # Eq. (P.1) bounds the drift: $\lVert h_k - h_0\rVert \le \tau^2 \sum_{j<k} \lVert q(g_j)\rVert
 # \le C\,\tau^2 k$. We measure the exponents separately. At a fixed, small number of steps
@@ -206,55 +242,32 @@ print(ledger.check("GF.identity", "h_k - h_0 = tau^2 sum_j q(g_j) exactly for GD
 # each within $0.1$ of its exponent: the correction's size at $\tau k \le 0.1$.
 
 # %%
-drift = gf.drift_sweep(cfg)    # one row per (start, sweep, tau, k)
-by_tau = drift[drift.sweep == "tau"].pivot(index="start", columns="tau", values="drift")
-by_k = drift[drift.sweep == "k"].pivot(index="start", columns="k", values="drift")
-taus, ks, q0 = by_tau.columns.to_numpy(), by_k.columns.to_numpy(), drift.q0.mean()
-fit_tau = fitting.bootstrap_slope(taus, by_tau.to_numpy(), n_boot=cfg.n_boot, seed=cfg.seed)
-fit_k = fitting.bootstrap_slope(ks, by_k.to_numpy(), window=(1, cfg.k_early),
-                                n_boot=cfg.n_boot, seed=cfg.seed)
 print(f"tau exponent at k={cfg.k_fixed}: {fit_tau.slope:.3f}  (95% CI {fit_tau.lo:.3f}..{fit_tau.hi:.3f})")
 print(f"k exponent, k <= {cfg.k_early}, tau={cfg.tau_k}: {fit_k.slope:.3f}  "
       f"(95% CI {fit_k.lo:.3f}..{fit_k.hi:.3f})")
 
-# %% tags=["hide-input"]
-fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4))
-ax = axes[0]
-plotting.sim(ax, taus, by_tau.mean(axis=0), yerr=by_tau.std(axis=0), label=f"GD, k={cfg.k_fixed}")
-plotting.theory(ax, taus, taus**2 * cfg.k_fixed * q0, label=r"$\tau^2 k\,\|q(g_0)\|$")
-plotting.loglog(ax, xlabel=r"step size $\tau$", ylabel=r"drift $\|h_k-h_0\|$",
-                title=f"drift at fixed k ({plotting.scale_tag(SCALE, 'Gaussian data')})")
-ax.legend()
-ax = axes[1]
-plotting.sim(ax, ks, by_k.mean(axis=0), label=rf"GD, $\tau={cfg.tau_k}$", ms=2, marker=".")
-k_lin = ks[: 10 * cfg.k_early]
-plotting.theory(ax, k_lin, cfg.tau_k**2 * k_lin * q0, label=r"$\tau^2 k\,\|q(g_0)\|$ (slope 1)")
-ax.axvspan(1, cfg.k_early, color="0.9", zorder=0, label="fit window")
-plotting.loglog(ax, xlabel="steps $k$", ylabel=r"drift $\|h_k-h_0\|$",
-                title="drift vs steps: linear, then saturating")
-ax.legend()
-runtime.show(fig, "prologue_drift")
-
 # %%
 starts = drift.start.nunique()
-print(ledger.check("GF.tau_exponent", "drift at fixed k scales as tau^2 (follows from P.1 "
-                   "while tau k <= 0.1)", measured=fit_tau.slope, predicted=2.0,
-                   tol=cfg.tol_tau_exponent, kind="identity",
-                   note=f"95% CI [{fit_tau.lo:.3f}, {fit_tau.hi:.3f}], {starts} starts"))
-print(ledger.check("GF.k_exponent", "drift at fixed tau grows linearly in k, early window "
-                   "(follows from P.1 while tau k <= 0.1)", measured=fit_k.slope, predicted=1.0,
-                   tol=cfg.tol_k_exponent, kind="identity",
-                   note=f"window k <= {cfg.k_early}; 95% CI [{fit_k.lo:.3f}, {fit_k.hi:.3f}]"))
+print(gf.verdict_line(ledger.check(
+    "GF.tau_exponent", "the drift at fixed $k$ scales as $\\tau^2$ (follows from P.1 while "
+    "$\\tau k \\le 0.1$)", measured=fit_tau.slope, predicted=2.0, tol=cfg.tol_tau_exponent,
+    kind="identity", note=f"95% CI [{fit_tau.lo:.3f}, {fit_tau.hi:.3f}], {starts} starts")))
+print(gf.verdict_line(ledger.check(
+    "GF.k_exponent", "the drift at fixed $\\tau$ grows linearly in $k$, early window (follows "
+    "from P.1 while $\\tau k \\le 0.1$)", measured=fit_k.slope, predicted=1.0,
+    tol=cfg.tol_k_exponent, kind="identity",
+    note=f"window $k \\le {cfg.k_early}$; 95% CI [{fit_k.lo:.3f}, {fit_k.hi:.3f}]")))
 
 # %% [markdown]
-# Left: markers are the measured drift after $k = 10$ steps (mean and spread over random
-# starts); the dashed line is the leading-order prediction $\tau^2 k\,\lVert q(g_0)\rVert$
-# from (P.1) with the gradients frozen at their initial values (slope 2, no fitted constant). Right: the drift grows with slope 1
-# while the gradients are still near their initial values (shaded window) and flattens once
-# the loss is small, because $q(g_j) \to 0$: the bound $C\tau^2 k$ is tight early and loose
-# late.
+# The figure at the top of the page shows this sweep. Left: markers are the measured drift
+# after $k$ = `K_FIXED` steps (mean and spread over random starts); the dashed line is the
+# leading-order prediction $\tau^2 k\,\lVert q(g_0)\rVert$ from (P.1) with the gradients
+# frozen at their initial values (slope 2, no fitted constant). Right: the drift grows with
+# slope 1 while the gradients are still near their initial values (shaded window) and
+# flattens once the loss is small, because $q(g_j) \to 0$: the bound $C\tau^2 k$ is tight
+# early and loose late.
 #
-# ### Check 4: GD tracks the flow with error $O(\tau)$ at fixed time
+# ### 2.4 GD tracks the flow with error $O(\tau)$ at fixed time
 #
 # The conservation-law drift is $O(\tau^2)$, but the iterates themselves are only
 # first-order accurate: GD is the explicit Euler scheme for the flow, whose global error at
@@ -280,10 +293,10 @@ ax.legend()
 runtime.show(fig, "prologue_gd_to_flow")
 
 # %%
-print(ledger.check("GF.gd_to_flow_order", "GD is O(tau) away from the flow at fixed t = tau k",
-                   measured=fit_order.slope, predicted=1.0, tol=cfg.tol_flow_order,
-                   allow_nonfinite=True,
-                   note=f"t = {cfg.t_fixed}; flow from scipy DOP853 (rtol 1e-12)"))
+print(gf.verdict_line(ledger.check(
+    "GF.gd_to_flow_order", "GD is $O(\\tau)$ away from the flow at fixed $t = \\tau k$",
+    measured=fit_order.slope, predicted=1.0, tol=cfg.tol_flow_order, allow_nonfinite=True,
+    note=f"$t = {cfg.t_fixed}$; flow from scipy DOP853 (rtol 1e-12)")))
 
 # %% [markdown]
 # The error halves with the step size: slope 1, as for any first-order scheme. Two orders
@@ -292,9 +305,9 @@ print(ledger.check("GF.gd_to_flow_order", "GD is O(tau) away from the flow at fi
 # attention, SwiGLU and mixture-of-experts blocks, where $q$ is a larger quadratic form;
 # chapter 2 uses the invariant $u^2 - v^2$ to solve the flow in closed form.
 #
-# ## Explore: step size and start
+# ## Explore
 #
-# On the two-parameter model, move the step size $\tau$ and the starting weight $u_0$
+# Step size and start. On the two-parameter model, move the step size $\tau$ and the starting weight $u_0$
 # (with $v_0 = 0.1$). The star is where the flow lands: the point where its hyperbola
 # $u^2 - v^2 = h_0$ meets the minima $uv = 1$. The GD path lands elsewhere, on a more
 # balanced minimum the larger $\tau$ is. At a minimum the curvature is $u^2 + v^2$, and GD

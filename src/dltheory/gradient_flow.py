@@ -474,3 +474,17 @@ def scalar_explorer(tau: float = 0.4, u0: float = 2.0, v0: float = 0.1, t_max: f
     bx.set(xlabel=r"time $t = \tau k$", ylabel=r"$h = u^2 - v^2$", title=r"$h_{k+1} = (1-\tau^2 r_k^2)\,h_k$")
     bx.legend()
     return fig
+
+
+def verdict_line(claim, width: int = 100) -> str:
+    """One short line for a recorded claim (id, kind, verdict, measured value and, where it
+    fits in ``width`` characters, the required range); the statement and the note are in the
+    claims table."""
+    from .claims import _fmt
+
+    head = f"{claim.id} [{claim.kind}]: {claim.verdict}"
+    if claim.measured is None:
+        return head
+    m = _fmt(claim.measured) if isinstance(claim.measured, (int, float)) else str(claim.measured)
+    line = f"{head} (measured {m}" + (f", required {claim.tolerance})" if claim.tolerance else ")")
+    return line if len(line) <= width else f"{head} (measured {m})"

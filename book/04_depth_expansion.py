@@ -88,7 +88,7 @@ runtime.show(de.figures.waterfall(ex, cfg), "de_waterfall")
 # *The headline result.* Inserting a zero-initialised block into a trained residual MLP
 # lowers its test risk, and the change splits exactly into gains (green: the jumpboard's
 # margin and what training the block adds on the training set) and generalisation terms
-# (orange); the blue bar, measured directly, is their sum (§5 explains both routes).
+# (orange); the blue bar, measured directly, is their sum (§7 explains both routes).
 #
 # ```{admonition} What is reconstructed
 # :class: warning
@@ -106,7 +106,7 @@ runtime.show(de.figures.waterfall(ex, cfg), "de_waterfall")
 # ```
 
 # %% [markdown]
-# ## The question and the three gains
+# ## 1. The question and the three gains
 #
 # Cut the old network at layer $l^*$: $f^*_{\rm old} = f_{\rm top}\circ f_{\rm bot}$ with
 # $z = f_{\rm bot}(x)$. The expanded class inserts a residual block *before* the
@@ -134,7 +134,7 @@ runtime.show(de.figures.waterfall(ex, cfg), "de_waterfall")
 # chosen by a line search; *Condition 2* asks the final model $f_{\rm new}$ to be no worse on
 # $S$ than the jumpboard. Two routes then bound $L_{\rm test}(f_{\rm new})$ (below).
 #
-# ## Data and the old models
+# ## 2. Data and the old models
 #
 # MNIST-1D is procedural, so a large fresh sample from the same distribution is a good proxy
 # for the population risk. One pool is generated and cut into train / test / population;
@@ -142,27 +142,27 @@ runtime.show(de.figures.waterfall(ex, cfg), "de_waterfall")
 # half B evaluates population risks, so no population number is measured on the data that
 # chose it. The old models are post-norm residual MLPs of width `WIDTH` and depth `DEPTH`,
 # trained with AdamW (learning rate divided by $\sqrt{L/4}$ beyond depth 4, one epoch of
-# warmup) and weight decay (so they do not interpolate), one per seed; an
-# *interpolating twin* is trained without weight decay. Every size, step and tolerance lives
-# in `cfg`; at the smoke and standard scales the number of epochs is divided by the
-# network's cost relative to width 64 and depth 4 (the budget rule in the Config), so a
-# wide, deep network stays within the time budget. One call runs every expansion:
+# warmup) and weight decay (so they do not interpolate), one per seed; an *interpolating
+# twin* is trained without weight decay. Every size, step and tolerance lives in `cfg`; at
+# the smoke and standard scales the number of epochs is divided by the network's cost
+# relative to width 64 and depth 4 (the Config's budget rule). One call,
+# `de.experiments.expansions(cfg)`, ran every expansion for the figure at the top:
 
 # %%
 runtime.display(de.experiments.view(ex, ["epochs", "train_old", "test_old", "pop_old"]))
 
 # %% [markdown]
-# ## Zero-initialised insertion preserves the function
+# ## 3. Zero-initialised insertion preserves the function
 #
 # The new block adds $V\phi_U(z)$ with $V = 0$, so the expanded network computes exactly the
 # old logits at every insertion point, for the matrix block and for the ReZero/SkipInit
-# {cite}`bachlechner2021rezero,de2020batch` scalar variant ($h = \alpha W\phi_U(z)$ with $\alpha = 0$). This holds *by construction*
-# (the block adds an exact zero), so it is recorded as an identity, not as evidence. The
-# pitfall it guards against: inserting a *whole* post-norm block $z\mapsto N(z + 0)$ is not
-# the identity, because $N(z)\ne z$ in general (the note of `DE.function_preserving` gives the
-# size of that change).
+# {cite}`bachlechner2021rezero,de2020batch` scalar variant ($h = \alpha W\phi_U(z)$,
+# $\alpha = 0$). This holds *by construction* (the block adds an exact zero), so it is
+# recorded as an identity, not as evidence. The pitfall it guards against: inserting a
+# *whole* post-norm block $z\mapsto N(z + 0)$ is not the identity, because $N(z)\ne z$ in
+# general (the note of `DE.function_preserving` gives the size of that change).
 #
-# ## The first-order signal and Condition 1
+# ## 4. The first-order signal and Condition 1
 #
 # One backward pass of the *summed* loss gives every per-sample activation gradient $g_i$
 # at once (RMSNorm normalises within a sample, so samples do not interact); then
@@ -201,7 +201,7 @@ de.checks.signal(ledger, cfg, ex)
 # the mean part (dotted). The solid line is the actual signal: the pairing of $g$ with
 # $\phi_U(z)$ adds signal beyond the mean part.
 #
-# ## Jumpboard models
+# ## 5. Jumpboard models
 #
 # The **population jumpboard** steps along $v_{\rm pop}$ (from half A) with the step that
 # minimises the risk on half A; the **training-set jumpboard** uses $\hat v_S$ and a line
@@ -217,15 +217,14 @@ de.checks.signal(ledger, cfg, ex)
 # sample than it is, since $\mathbb E\lVert\hat C\rVert^2 = \lVert C\rVert^2 +
 # \mathrm{tr}\,\mathrm{Cov}(g\phi^\top)/n$. So each step found by the line search is
 # multiplied by the estimated share of signal in $\lVert\hat C\rVert^2$ (`selection_shrink`,
-# computed from the same sample; typically 0.7 to 0.95 at the defaults). We added this rule after small
-# networks had overshooting steps whose population margin was not significant; it uses no
-# held-out data. A margin can only be told from noise where the signal is strong: at the
+# from the same sample; typically 0.7 to 0.95). We added this rule after small networks
+# had overshooting steps whose population margin was not significant; it uses no held-out
+# data. A margin can only be told from noise where the signal is strong: at the
 # best step its t-statistic is about half that of the held-out slope. So each margin check
 # is hard at the seeds whose held-out t (Condition 1's on half B for the population
 # jumpboard; the same test cross-fitted on the halves of $S$ for the training-set one)
-# reaches 6, and inconclusive where no seed does. This power rule, too, was added after a
-# width-16, depth-2 network had a population margin within its noise; small networks also
-# get a larger population sample (up to twice the default, as they are cheap to evaluate).
+# reaches 6, and inconclusive where no seed does (a rule added after a width-16, depth-2
+# network's margin was within its noise; small networks also get up to twice the population).
 
 # %% tags=["hide-input"]
 runtime.show(de.figures.line_search(ex, cfg), "de_jumpboard_line_search")
@@ -242,7 +241,7 @@ de.checks.jumpboards(ledger, cfg, ex)
 # together: the direction found on one half of the population also lowers the risk on the
 # other half, on the training set and on the test set.
 #
-# ## Condition 2: training the block, with the fallback rule
+# ## 6. Condition 2: training the block, with the fallback rule
 #
 # The expanded model is trained with only the new block's parameters free. *Fallback:*
 # $f_{\rm new}$ is whichever of {trained, $\tilde f_{\rm pop}$, $\tilde f_S$} has the smallest
@@ -264,7 +263,7 @@ runtime.display(de.experiments.view(ex, ["chosen", "test_old", "test_new", "test
 de.checks.condition2(ledger, cfg, ex)
 
 # %% [markdown]
-# ## The two routes
+# ## 7. The two routes
 #
 # Write $G(f) = R(f) - R_S(f)$ (training gap) and $T(f) = L_{\rm test}(f) - R(f)$ (test
 # sampling error). Telescoping gives two **exact** identities:
@@ -324,7 +323,7 @@ de.checks.routes(ledger, cfg, ex)
 runtime.show(de.figures.norm_bound(ex, cfg), "de_norm_bound")
 
 # %% [markdown]
-# ## The theorems as predictions that can fail
+# ## 8. The theorems as predictions that can fail
 #
 # A route is a statement about *probabilities*: $\varepsilon_M$ and $\varepsilon_K$ are
 # uniform deviations that hold with probability $1-\delta$ over the draw of $S$ and of the
@@ -377,22 +376,32 @@ de.checks.theorems(ledger, cfg, ex, sims)
 # insertions the brackets use a few percent of the deviation terms (`DE.routes.instances`).
 # That is the honest reading of both routes at this scale: they are valid, and tight for
 # some pair of models in the class, but far from tight for the models training produces.
+#
+# ````{dropdown} How it is computed: the routes on redrawn samples
+# The coverage and tightness of both routes come from one function of the package: draws
+# of training and test sets from population half B, the uniform deviations as quantiles on
+# calibration draws, and each route's bracket against its deviation term, as the route
+# classes compute it, on fresh draws.
+#
+# ```{literalinclude} ../src/dltheory/depth_expansion/transfer.py
+# :language: python
+# :pyobject: simulate_routes
+# ```
+# ````
 
 # %% [markdown]
-# ## The degenerate regime: an interpolating old model
+# ## 9. The degenerate regime: an interpolating old model
 #
-# Train the same network without weight decay, its learning rate decaying to zero, until
-# it (nearly) interpolates $S$. The
-# training-set activation gradients shrink, so $\hat C_S$ collapses, while the population
-# signal is still there. Route B stays computable from $S$ and the test set alone, and it
-# reports honestly whether the training-set jumpboard buys anything. The selection shrink
-# sees no signal on $S$ and sets the twin's step to (nearly) zero; the check therefore looks
-# at the plain line-search step a practitioner would take. Its test margin is a difference
-# of about $10^{-3}$ whose sign is noise, so the check asks whether it is *detectably*
-# positive (above three paired standard errors over the test samples), the test the
-# early-stopped models pass with their margins of a few hundredths. (An earlier version
-# asked for the margin's sign and flipped from run to run.) Both checks are soft:
-# how far the twin gets towards interpolation depends on the training budget.
+# Train the same network without weight decay, its learning rate decaying to zero, until it
+# (nearly) interpolates $S$. The training-set activation gradients shrink, so $\hat C_S$
+# collapses, while the population signal is still there. Route B stays computable from $S$
+# and the test set alone, and it reports honestly whether the training-set jumpboard buys
+# anything. The selection shrink sees no signal on $S$ and sets the twin's step to (nearly)
+# zero; the check therefore looks at the plain line-search step a practitioner would take.
+# Its test margin is a difference of about $10^{-3}$ whose sign is noise, so the check asks
+# whether it is *detectably* positive (above three paired standard errors over the test
+# samples), the test the early-stopped models pass with their margins of a few hundredths.
+# Both checks are soft: how close the twin gets to interpolation depends on the budget.
 
 # %%
 runtime.display(de.experiments.view(ex, ["train_old", "test_old", "gamma_S", "gamma_pop", "cos",
@@ -400,7 +409,7 @@ runtime.display(de.experiments.view(ex, ["train_old", "test_old", "gamma_S", "ga
 de.checks.degenerate(ledger, cfg, ex)
 
 # %% [markdown]
-# ## Normalisation regularity and the $\varepsilon$-naive constant
+# ## 10. Normalisation regularity and the $\varepsilon$-naive constant
 #
 # RMSNorm $N(u) = g\odot u/\sqrt{\mathrm{mean}(u^2)+\epsilon}$ has Jacobian norm at most
 # $\lVert g\rVert_\infty/\sqrt{\mathrm{RMS}(u)^2+\epsilon}$, and the bound is attained (take a
@@ -428,7 +437,7 @@ de.checks.regularity(ledger, cfg, ex)
 # constant $\lVert g\rVert_\infty/\sqrt\epsilon$ (`DE.eps_naive`). A bound with $\epsilon/d$ in
 # place of $\epsilon$ passes the first check at the trained inputs and fails both of these.
 #
-# ## The Lipschitz constants the theorems assume
+# ## 11. The Lipschitz constants the theorems assume
 #
 # The norm-based $\varepsilon_M$ composes the block class with an $L_{\rm top}$-Lipschitz
 # $f_{\rm top}$ and an $L_{\rm loss}$-Lipschitz loss. Cross-entropy's gradient in the logits
@@ -445,7 +454,7 @@ de.checks.regularity(ledger, cfg, ex)
 de.checks.lipschitz(ledger, cfg, ex)
 
 # %% [markdown]
-# ## A conv variant
+# ## 12. A conv variant
 #
 # The same insertion in a tiny post-norm (GroupNorm) conv ResNet on images (8×8 digits;
 # CIFAR-10 at the paper scale when it is on disk), with a $1\times1$ zero-initialised conv
@@ -460,18 +469,18 @@ runtime.display(de.experiments.view(cdf, ["data", "train_ce", "gamma_S", "gamma_
 de.checks.conv(ledger, cfg, cdf)
 
 # %% [markdown]
-# ## A pre-norm Transformer block
+# ## 13. A pre-norm Transformer block
 #
 # The summary says the mechanism extends to Transformer-like blocks. A small pre-norm
-# {cite}`xiong2020layer` Transformer {cite}`vaswani2017attention` (`tf_depth` blocks $z \mapsto z + \mathrm{Attn}(N_1 z)$,
-# $z\mapsto z + \mathrm{MLP}(N_2 z)$, one head, RMSNorm) is trained on an offline sequence
-# task: sequences of `tf_len` tokens from `tf_classes` symbols, labelled by their most
-# frequent symbol, with 10% of the labels redrawn at random so that the population risk
-# stays away from zero. Fresh sequences stand in for the population, as with MNIST-1D. The
-# inserted block acts on every token of the residual stream, $z_t \mapsto z_t + V\phi_U(z_t)$
-# with $V = 0$, so $C = \mathbb E[\sum_t g_t\phi_U(z_t)^\top]$. The same checks as for the
-# MLP follow: function preservation, the first-order slope, Condition 1 held out, and the
-# population jumpboard (hard where the held-out t reaches 6).
+# {cite}`xiong2020layer` Transformer {cite}`vaswani2017attention` (`tf_depth` blocks
+# $z \mapsto z + \mathrm{Attn}(N_1 z)$ and $z\mapsto z + \mathrm{MLP}(N_2 z)$, one head,
+# RMSNorm) is trained on sequences of `tf_len` tokens from `tf_classes` symbols, labelled by
+# their most frequent symbol, with 10% of the labels redrawn at random so that the
+# population risk stays away from zero; fresh sequences stand in for the population. The
+# block acts on every token, $z_t \mapsto z_t + V\phi_U(z_t)$ with $V = 0$, so
+# $C = \mathbb E[\sum_t g_t\phi_U(z_t)^\top]$. The MLP's checks follow: function
+# preservation, the first-order slope, Condition 1 held out, and the population jumpboard
+# (hard where the held-out t reaches 6).
 
 # %%
 tdf = de.experiments.transformer(cfg)
@@ -480,7 +489,7 @@ runtime.display(de.experiments.view(tdf, ["train_ce", "test", "gamma", "fd_slope
 de.checks.transformer(ledger, cfg, tdf)
 
 # %% [markdown]
-# ## Scaling roles: data, width and depth
+# ## 14. Scaling roles: data, width and depth
 #
 # **Data.** Train old models on $n$ samples with the *same number of optimiser steps* and
 # compare the training-set direction $\hat C_S$ with the population one. Small $n$ means many
@@ -526,13 +535,14 @@ runtime.show(de.figures.grid(gdf, cfg), "de_depth_width")
 
 # %% [markdown]
 # What the standard grid showed when we ran it (a `standard` run's claims notes carry the
-# numbers; this page is built at the scale named in its banner, and at `smoke` the rules
-# make these claims inconclusive): the signal of the inserted block falls with depth, about as $L^{-1/2}$ at the widest width. The depth-only
-# rebound is not resolved: going from depth 4 to 8 leaves the narrowest network's test risk
-# unchanged within its seed-to-seed noise, and the rise is, if anything, larger at the
-# widest width, the opposite of the summary's picture but within two standard errors. The
-# narrowest networks (4 channels, one or two blocks) do not all reach the matched training
-# loss within the epoch cap; such cells are left out of every fit, and the notes count them.
+# numbers; this page is built at the scale named in its banner, and at `smoke` the rules make
+# these claims inconclusive): the signal of the inserted block falls with depth, about as
+# $L^{-1/2}$ at the widest width. The depth-only rebound is not resolved: going from depth 4
+# to 8 leaves the narrowest network's test risk unchanged within its seed-to-seed noise, and
+# the rise is, if anything, larger at the widest width, the opposite of the summary's picture
+# but within two standard errors. The narrowest networks (4 channels, one or two blocks) do
+# not all reach the matched training loss within the epoch cap; such cells are left out of
+# every fit, and the notes count them.
 
 # %% [markdown]
 # **Width and observability, at matched training loss.** Each width of the MLP is trained
@@ -553,7 +563,7 @@ de.checks.observability(ledger, cfg, odf)
 runtime.show(de.figures.observability(odf, cfg), "de_width_observability")
 
 # %% [markdown]
-# ## Assumption 3: is the activation-gradient covariance near-diagonal?
+# ## 15. Assumption 3: is the activation-gradient covariance near-diagonal?
 #
 # The summary reports near-diagonal activation-gradient covariance on CIFAR and ImageNet.
 # With cross-entropy and 10 classes, the MLP's $g = J_{\rm top}^\top(p - e_y)$ lives near a
@@ -581,7 +591,7 @@ de.checks.covariance(ledger, cfg, odf, gdf)
 # Whether real images at larger scale give the paper's near-diagonal heat maps is left to
 # the paper preset.
 
-# ## Progressive deepening and the power-law link
+# ## 16. Progressive deepening and the power-law link
 #
 # Start from a 2-block network, and in each round insert a zero-initialised block in the
 # middle, record its first-order signal, and train the whole network for a few epochs. The
@@ -607,18 +617,20 @@ de.checks.power_law(ledger, cfg, prog)
 runtime.show(de.figures.progressive(prog, cfg), "de_progressive")
 
 # %% [markdown]
-# ```{dropdown} How it is computed: the routes on redrawn samples
-# The coverage and tightness of both routes come from one function of the package: draws
-# of training and test sets from population half B, the uniform deviations as quantiles on
-# calibration draws, and each route's bracket against its deviation term, as the route
-# classes compute it, on fresh draws.
+# ## Explore
 #
-# ```{literalinclude} ../src/dltheory/depth_expansion/transfer.py
-# :language: python
-# :pyobject: simulate_routes
-# ```
-# ```
-#
+# The three theory curves of this chapter, without simulation: the norm-based uniform
+# deviation $\varepsilon_M(n)$ at a given width, the test-set size Route A's Hoeffding
+# transfer needs at a margin $\Delta_R$, and the reconstructed Appendix M law with its
+# exponents $a$ (signal decay) and $b$ (growth of the per-block cost with depth). In Jupyter
+# or Colab the sliders redraw them; the book shows the defaults.
+
+# %%
+plotting.explore(de.figures.explore, name="de_explore", width=(16, 256, 16, WIDTH),
+                 a=(0.55, 2.0, 0.05, 1.0), b=(0.0, 2.0, 0.1, 0.5),
+                 delta_R=(0.005, 0.2, 0.005, 0.03))
+
+# %% [markdown]
 # ## Exercises
 #
 # 1. Route B allows a failure probability of $2\delta$, Route A's deviation part only
@@ -654,47 +666,34 @@ runtime.show(de.figures.progressive(prog, cfg), "de_progressive")
 # times its $K$ even in the worst case, and the chapter's actual loss
 # differences, whose spread is far below $B$, need orders of magnitude less.
 # ```
-#
-# ## Explore the theory
-#
-# The three theory curves of this chapter, without simulation: the norm-based uniform
-# deviation $\varepsilon_M(n)$ at a given width, the test-set size Route A's Hoeffding
-# transfer needs at a margin $\Delta_R$, and the reconstructed Appendix M law with its
-# exponents $a$ (signal decay) and $b$ (growth of the per-block cost with depth). In Jupyter
-# or Colab the sliders redraw them; the book shows the defaults.
-
-# %%
-plotting.explore(de.figures.explore, name="de_explore", width=(16, 256, 16, WIDTH),
-                 a=(0.55, 2.0, 0.05, 1.0), b=(0.0, 2.0, 0.1, 0.5),
-                 delta_R=(0.005, 0.2, 0.005, 0.03))
 
 # %% [markdown]
 # ## Claims
 #
 # Every claim the chapter checks, with what was measured at this scale. Hard claims are the
 # mechanism (the first-order expansion, the permutation null, Condition 1, the jumpboards,
-# the RMSNorm bound, and data alignment above smoke) and hold at every setting of the
-# declared domain; identities are shown but are not evidence; soft claims are the paper's
-# empirical statements, decided by the two-standard-error rules of the Config where the
-# grid has at least three seeds per cell, and inconclusive by rule below that.
+# the routes' coverage and tightness, the normalisation and Lipschitz bounds, and above
+# smoke data alignment) and hold at every setting of the declared domain; identities are
+# shown but are not evidence; soft claims are the paper's empirical statements, decided by
+# the two-standard-error rules of the Config where the grid has at least three seeds per
+# cell, inconclusive below that.
 #
 # Which scale decides what. The mechanism claims, the routes, the Hoeffding transfer, the
 # normalisation and Lipschitz bounds and the Transformer insertion are decided at every
-# scale, smoke included. The depth-width grid is not: at `standard` (about 7 CPU-minutes)
-# it reproduced the decay of the signal with depth and left the rebound and joint scaling
-# within their noise. The `paper` preset is sized to decide those two on one GPU in about
-# 8 minutes (digits at 16×16, widths 8-32, depths 2-16, five seeds per cell; the cost model
-# is in `depth_expansion.cost`), and had not been run on a GPU when this page was built.
-# The `full` preset has the sizes of the paper's experiments as far as they are
-# reconstructed (CIFAR-10 at 32×32 {cite}`krizhevsky2009learning`, widths 16-64, four
-# seeds, 100 epochs): about 8 GPU-hours, or some 800 CPU-hours, by the same model. Under a
-# time budget (`DLTHEORY_BUDGET`) a sweep whose first round does not fit its share is not
-# started and its claims are inconclusive, with the reason in the note.
+# scale, smoke included. The depth-width grid is not: at `standard` (about 7 CPU-minutes) it
+# reproduced the decay of the signal with depth and left the rebound and joint scaling within
+# their noise. The `paper` preset is sized to decide those two on one GPU in about 8 minutes
+# (digits at 16×16, widths 8-32, depths 2-16, five seeds per cell; cost model in
+# `depth_expansion.cost`); it had not been run on a GPU when this page was built. The `full`
+# preset has the sizes of the paper's experiments as far as they are reconstructed (CIFAR-10
+# at 32×32 {cite}`krizhevsky2009learning`, widths 16-64, four seeds, 100 epochs): about 8
+# GPU-hours, or some 800 CPU-hours, by the same model. Under a time budget
+# (`DLTHEORY_BUDGET`) a sweep whose first round does not fit its share is not started and its
+# claims are inconclusive, with the reason in the note.
 #
-# The line above the table summarises the chapter's calibration (`scripts/calibrate.py`):
-# the chapter rerun at smoke over seeds, corners and edge midpoints of the declared domain,
-# and once with each planted error of its registry (`depth_expansion.mutations`) active;
-# the {doc}`calibration page <calibration>` has the details.
+# The two lines above the table summarise the chapter's calibration: the chapter rerun at
+# smoke over seeds, corners and edge midpoints of its domain, and once with each planted
+# error of `depth_expansion.mutations` (see the {doc}`calibration page <calibration>`).
 
 # %%
 print(de.checks.calibration_summary())

@@ -189,7 +189,7 @@ def test_older_schema_is_never_silently_passed(tmp_path, monkeypatch):
     status, summary, _ = _status(res, root)     # provenance says: today's sources
     assert status["alpha"] == "error"
     assert "schema 2: verdicts not re-derivable" in _row(summary)["detail"]
-    (root / "book" / "01_alpha.py").write_text("# chapter alpha, edited\n")
+    (root / "book" / "01_alpha.py").write_text("x = 1  # chapter alpha, edited\n")
     status, summary, _ = _status(res, root)
     assert status["alpha"] == "stale"
     assert _row(summary)["detail"].startswith("schema 2: verdicts not re-derivable; the code of")
@@ -272,3 +272,14 @@ def test_package_hash_covers_only_the_code_a_chapter_runs(tmp_path):
     assert changed("claims.py") == set(provenance.CHAPTER_MODULES)
     with pytest.raises(ValueError):
         provenance.package_sha256("no_such_chapter", pkg)
+
+
+def test_hashes_ignore_comments_but_not_code(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "claims.py").write_text("x = 1  # one\n")
+    before = provenance.package_sha256("sparse_scaling", pkg)
+    (pkg / "claims.py").write_text("# a comment line\n\nx = 1  # one\n")
+    assert provenance.package_sha256("sparse_scaling", pkg) == before
+    (pkg / "claims.py").write_text("x = 2  # one\n")
+    assert provenance.package_sha256("sparse_scaling", pkg) != before

@@ -13,14 +13,15 @@ it still describes the code being built::
 Both hashes cover the code that decides a chapter's verdicts, and nothing else, so that a
 record goes stale when (and only when) that code changes:
 
-* ``chapter``: the chapter's code cells (:func:`code_sha256`); its prose, cell tags and
-  blank lines are left out, so rewording a paragraph does not invalidate a calibration.
-* ``package``: the ``*.py`` files of the installed ``dltheory`` package that the chapter
-  runs (:func:`package_sha256` with its name): the shared modules and the chapter's own
-  subpackage, keyed by path relative to the package so the hash is the same on every
-  machine. Other chapters' modules, the figure modules (they draw, they never judge) and
-  the page-side readers (``ledgers``, ``calibration``) are left out. Without a chapter
-  name it covers every file.
+* ``chapter``: the chapter's code cells (:func:`code_sha256`); its prose, cell tags,
+  comments and blank lines are left out, so rewording a paragraph does not invalidate a
+  calibration.
+* ``package``: the ``*.py`` files (without comment and blank lines) of the installed
+  ``dltheory`` package that the chapter runs (:func:`package_sha256` with its name): the
+  shared modules and the chapter's own subpackage, keyed by path relative to the package
+  so the hash is the same on every machine. Other chapters' modules, the figure modules
+  (they draw, they never judge) and the page-side readers (``ledgers``, ``calibration``)
+  are left out. Without a chapter name it covers every file.
 """
 
 from __future__ import annotations
@@ -55,16 +56,25 @@ def file_sha256(path: str | Path) -> str:
 def code_sha256(path: str | Path) -> str:
     """SHA-256 of the code cells of a percent-format notebook source (hex).
 
-    Markdown cells, cell headers (their tags and titles) and blank lines are dropped; every
-    other line counts, comments included."""
+    Markdown cells, cell headers (their tags and titles), comment lines and blank lines are
+    dropped (:func:`_logic`); every other line counts."""
     keep, code = [], True
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         if line.startswith("# %%"):
             code = "[markdown]" not in line and "[md]" not in line
             continue
-        if code and line.strip():
-            keep.append(line.rstrip())
-    return hashlib.sha256("\n".join(keep).encode()).hexdigest()
+        if code:
+            keep.append(line)
+    return hashlib.sha256(_logic("\n".join(keep)).encode()).hexdigest()
+
+
+def _logic(text: str) -> str:
+    """``text`` without blank lines, comment-only lines and trailing spaces: what runs.
+
+    Plain text rules, not the ``ast``, so that the hash is the same under every Python
+    version (a docstring still counts; a comment at the end of a code line too)."""
+    return "\n".join(ln.rstrip() for ln in text.splitlines()
+                     if ln.strip() and not ln.lstrip().startswith("#"))
 
 
 def _judging_files(root: Path, chapter: str | None) -> list[Path]:
@@ -85,7 +95,7 @@ def package_sha256(chapter: str | None = None, package_dir: str | Path | None = 
     h = hashlib.sha256()
     for p in _judging_files(root, chapter):
         h.update(p.relative_to(root).as_posix().encode() + b"\0")
-        h.update(p.read_bytes() + b"\0")
+        h.update(_logic(p.read_text(encoding="utf-8")).encode() + b"\0")
     return h.hexdigest()
 
 

@@ -189,6 +189,9 @@ def calibrate(chapter: str, *, seeds: int = 3, settings: int = 0,
     tasks, drawn = plan(chapter, num, seeds, settings, with_mutations, scale)
     src = provenance.chapter_source(chapter, ROOT)
     sources = f"{provenance.code_sha256(src) if src else ''}|{provenance.package_sha256(chapter)}"
+    # the record describes the code the runs started with: an edit during the calibration
+    # leaves it stale on the page instead of attributing old runs to new code
+    prov = provenance.record(chapter, scale, "unknown", ROOT)
     cfg = RunConfig(chapter, num, scale, sources, timeout)
     t0 = time.perf_counter()
     df = experiments.sweep(run_chapter, tasks, config=cfg, name=f"calibrate_{chapter}",
@@ -211,9 +214,13 @@ def calibrate(chapter: str, *, seeds: int = 3, settings: int = 0,
             muts[m.id] = {"target": m.target, "description": m.description, "size": m.size,
                           "kind": m.kind, "expected": list(m.catches),
                           "flipped": by_id[m.id]["flipped"], "error": by_id[m.id]["error"]}
-    device = next((d for d in df["device"] if d), "unknown")
+    prov["device"] = next((d for d in df["device"] if d), "unknown")
+    now = f"{provenance.code_sha256(src) if src else ''}|{provenance.package_sha256(chapter)}"
+    if now != sources:
+        print(f"[calibrate] {chapter}: its code changed during the calibration; the record "
+              "describes the code it started with and is shown as stale", file=sys.stderr)
     return {"schema": SCHEMA, "chapter": chapter, "scale": scale,
-            "provenance": provenance.record(chapter, scale, device, ROOT),
+            "provenance": prov,
             "wall_s": round(time.perf_counter() - t0, 1),
             "cpu_s": round(float(df["cpu_s"].sum()), 1),
             "settings": {k: v for k, v in drawn.items() if k != "settings"},

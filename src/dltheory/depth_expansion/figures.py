@@ -31,7 +31,7 @@ def _unless_skipped(fn):
             return fn(df, *args, **kwargs)
         fig, ax = plt.subplots(figsize=(6, 1.2))
         ax.axis("off")
-        ax.text(0.0, 0.5, why, wrap=True, va="center", fontsize=9)
+        ax.text(0.0, 0.5, why, wrap=True, va="center")
         return fig
     return wrapper
 
@@ -53,7 +53,7 @@ def condition1_null(ex: pd.DataFrame, cfg):
     ax.set_xlabel(r"$\Vert \hat C\Vert_F$ on population half A")
     ax.set_ylabel("count")
     ax.set_title(f"Condition 1: signal vs permutation null ({_tag(cfg)})")
-    ax.legend(fontsize=7)
+    ax.legend()
     return fig
 
 
@@ -75,7 +75,7 @@ def line_search(ex: pd.DataFrame, cfg):
     ax.set_xlabel(r"step $\eta$ along $-v_{\rm pop}$")
     ax.set_ylabel(r"$R(\eta) - R(0)$")
     ax.set_title(f"Jumpboard line search, seed {cfg.seed} ({_tag(cfg)})")
-    ax.legend(fontsize=7)
+    ax.legend()
     return fig
 
 
@@ -86,7 +86,8 @@ def _bars(ax, labels, values, roles, total, title):
         acc += v
     ax.bar(len(values), total, color=plotting.color(0), width=0.6)
     ax.axhline(0, color="0.3", lw=0.8)
-    ax.set_xticks(range(len(values) + 1), [*labels, r"measured $\Delta L_{test}$"], fontsize=7)
+    ax.set_xticks(range(len(values) + 1), [*labels, r"measured $\Delta L_{test}$"],
+                  rotation=30, ha="right", rotation_mode="anchor")
     ax.set_title(title)
     cum = np.cumsum(values)
     return min(0.0, *cum, total), max(0.0, *cum, total)
@@ -95,7 +96,7 @@ def _bars(ax, labels, values, roles, total, title):
 @_unless_skipped
 def waterfall(ex: pd.DataFrame, cfg):
     e = _first(ex, cfg)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), sharey=True)
     lo1, hi1 = _bars(axes[0], [r"$-\Delta_R$", r"$-\Delta^{pop}_{ERM}$", "G bracket",
                                "T bracket"],
                      [-e.delta_R, -e.delta_erm_pop, e.gap_bracket, e.test_bracket],
@@ -125,7 +126,7 @@ def norm_bound(ex: pd.DataFrame, cfg):
     plotting.loglog(ax, xlabel="training-set size n", ylabel=r"$\varepsilon_M$",
                     title=f"Uniform-deviation proxy, width {cfg.width} ({_tag(cfg)})")
     plotting.slope_line(ax, -0.5, anchor=(ns[10], eps_n[10]), offset=0.5)
-    ax.legend(fontsize=7)
+    ax.legend()
     return fig
 
 
@@ -142,7 +143,7 @@ def rms_hist(ex: pd.DataFrame, cfg):
     ax.set_xlabel("RMS")
     ax.set_ylabel("count")
     ax.set_title(f"Block-input RMS ({_tag(cfg)})")
-    ax.legend(fontsize=7)
+    ax.legend()
     return fig
 
 
@@ -169,24 +170,22 @@ def grid(gdf: pd.DataFrame, cfg):
     for i, w in enumerate(cfg.grid_widths):
         sub, e = cell[cell.width == w], se[se.width == w]
         axes[0].errorbar(sub.depth, sub.test, yerr=e.test, fmt="o-", capsize=2,
-                         color=plotting.color(i), label=f"width {w} test")
-        axes[0].plot(sub.depth, sub.train, "s--", color=plotting.color(i), alpha=0.5,
-                     label=f"width {w} train")
+                         color=plotting.color(i), label=f"width {w}")
+        axes[0].plot(sub.depth, sub.train, "s--", color=plotting.color(i), alpha=0.5)
         axes[1].errorbar(sub.depth, sub.gamma_pop, yerr=e.gamma_pop, fmt="o-", capsize=2,
                          color=plotting.color(i), label=f"width {w}")
     for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_xlabel("depth L")
     axes[0].set_ylabel("clipped CE")
-    axes[0].set_title("Depth x width: test (solid), train (dashed)")
-    axes[0].legend(fontsize=6, ncol=2)
+    axes[0].set_title("test (solid), train (dashed)")
+    axes[0].legend()
     axes[1].set_yscale("log")
     axes[1].set_ylabel(r"$\gamma_{pop}$ at the middle layer")
-    axes[1].set_title("First-order signal vs depth")
+    axes[1].set_title("first-order signal vs depth")
     axes[1].legend()
     fig.suptitle(f"{cfg.grid_arch.upper()} grid, " + _tag(cfg, _grid_data(cfg))
-                 + f": seed mean ± s.e. of the {len(ok)} of {len(gdf)} cells at the matched "
-                   f"train CE")
+                 + f": seed mean ± s.e., {len(ok)} of {len(gdf)} cells at the matched train CE")
     return fig
 
 
@@ -199,16 +198,16 @@ def _grid_data(cfg) -> str:
 
 @_unless_skipped
 def observability(odf: pd.DataFrame, cfg):
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3.2))
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.4))
     m = odf.groupby("width")[["cos", "ratio", "z"]].mean()
-    labels = {"cos": r"cos$(\hat C_S, \hat C_{pop})$ (pre-registered)",
-              "ratio": r"$\hat\gamma_S$ / null mean", "z": r"$z_S$ vs null (size-dependent)"}
+    labels = {"cos": r"cos$(\hat C_S, \hat C_{pop})$ (the measure)",
+              "ratio": r"$\hat\gamma_S$ / null mean", "z": r"$z_S$ vs null"}
     for ax, key in zip(axes, labels, strict=True):
         ax.plot(odf.width, odf[key], "o", color=plotting.color(0), alpha=0.4, label="seeds")
         plotting.sim(ax, m.index, m[key], color=plotting.color(1), ls="-", label="mean")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("width")
-        ax.set_title(labels[key], fontsize=8)
+        ax.set_title(labels[key])
     axes[0].legend()
     fig.suptitle(f"Observability at matched train CE {cfg.obs_target_ce} ({_tag(cfg)})")
     return fig
@@ -217,18 +216,21 @@ def observability(odf: pd.DataFrame, cfg):
 @_unless_skipped
 def covariance(gdf: pd.DataFrame, cfg):
     rows = gdf[gdf.sigma.notna()] if "sigma" in gdf else gdf.iloc[:0]
-    fig, axes = plt.subplots(1, max(1, len(rows)), figsize=(3.0 * max(1, len(rows)), 3.0))
+    n = max(1, len(rows))
+    ncol, nrow = min(3, n), -(-n // 3)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol + 0.8, 3.3 * nrow), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
     im = None
-    for ax, (_, r) in zip(np.atleast_1d(axes), rows.iterrows(), strict=False):
+    for ax, (_, r) in zip(axes.flat, rows.iterrows(), strict=False):
         im = ax.imshow(diagnostics.correlation(np.asarray(r.sigma, float)), cmap="RdBu_r",
                        vmin=-1, vmax=1)
-        ax.set_title(f"width {r.width}: off {r.off_energy:.2f} (null {r.offdiag_null:.2f})",
-                     fontsize=8)
+        ax.set_title(f"width {r.width}\noff-diag. {r.off_energy:.2f} (null {r.offdiag_null:.2f})")
         ax.set_xticks([])
         ax.set_yticks([])
         ax.grid(False)
     if im is not None:
-        fig.colorbar(im, ax=np.atleast_1d(axes).tolist(), shrink=0.8)
+        fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8)
     what = "channel corr(g)" if cfg.grid_arch == "conv" else "corr(g)"
     fig.suptitle(f"{what} at the middle layer, depth {max(cfg.grid_depths)} "
                  f"({_tag(cfg, _grid_data(cfg))})")
@@ -257,7 +259,7 @@ def progressive(prog: pd.DataFrame, cfg):
     axes[1].xaxis.set_minor_locator(mticker.NullLocator())
     plotting.slope_line(axes[1], -1.0, anchor=(1, pk.gamma_pop.iloc[0]),
                         label="slope -1 (a = 1, assumption G)")
-    axes[1].legend(fontsize=7)
+    axes[1].legend(loc="lower left")
     fig.suptitle(_tag(cfg))
     return fig
 
@@ -268,19 +270,19 @@ def explore(width: int = 64, a: float = 1.0, b: float = 0.5, delta_R: float = 0.
     sqrt(2 width); post-norm z: ||z|| <= sqrt(width)); the Hoeffding test-set size Route A
     needs at margin delta_R; and the reconstructed Appendix M law: gains ~ k^-2a until the
     per-block cost ~ k^b n^-1/2 exceeds them, so L(k) - L_inf ~ k^-(2a-1) up to k_max(n)."""
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.3))
+    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.6))
     ns = np.geomspace(1e3, 1e8, 40)
     eps = bounds.norm_bound_proxy(ns, a=np.sqrt(2 * width), b=1.0, B_z=np.sqrt(width), B=B)
     plotting.theory(axes[0], ns, eps, label=rf"$\varepsilon_M(n)$, width {width}")
     axes[0].axhline(B, color=plotting.color(1), lw=1, label="loss range B")
     plotting.loglog(axes[0], xlabel="n", ylabel=r"$\varepsilon_M$", title="Uniform deviation")
-    axes[0].legend(fontsize=7)
+    axes[0].legend()
     dr = np.geomspace(1e-3, 0.5, 50)
     plotting.theory(axes[1], dr, [bounds.hoeffding_K(d, B, 0.05) for d in dr], label="K needed")
     axes[1].axvline(delta_R, color=plotting.color(2), lw=1, label=rf"$\Delta_R$ = {delta_R:g}")
     plotting.loglog(axes[1], xlabel=r"$\Delta_R$", ylabel="test samples K",
-                    title="Route A: Hoeffding transfer (failure 5%)")
-    axes[1].legend(fontsize=7)
+                    title="Route A: Hoeffding, failure 5%")
+    axes[1].legend()
     k = np.arange(1, 201)
     for i, n in enumerate((1e4, 1e5, 1e6)):
         # gains c k^-2a stop where they fall below the per-block cost ~ k^b / sqrt(n):
@@ -295,5 +297,5 @@ def explore(width: int = 64, a: float = 1.0, b: float = 0.5, delta_R: float = 0.
                         label=rf"slope $-(2a-1)$ = {-(2 * a - 1):.2g}")
     plotting.loglog(axes[2], xlabel="blocks inserted k", ylabel=r"$L(k) - L_\infty$ (rel.)",
                     title=f"Appendix M law, a = {a:g}, b = {b:g}")
-    axes[2].legend(fontsize=7)
+    axes[2].legend(loc="lower left")
     return fig

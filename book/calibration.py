@@ -62,7 +62,9 @@ from dltheory import calibration, claims, ledgers
 ROOT = runtime.repo_root()
 summary, per_claim, per_mutation = calibration.page_tables(
     ROOT / "book" / "calibration", ledgers.expected_chapters(), CALIBRATED_AT)
-runtime.display(claims.style_table(summary))
+runtime.display(claims.style_table(summary.drop(columns="detail")))
+for row in summary[summary["detail"] != ""].itertuples():
+    print(f"{row.chapter} ({row.status}): {row.detail}")
 
 # %% [markdown]
 # **runs**: unmutated chapter runs (**off-default**: of them, runs away from the default

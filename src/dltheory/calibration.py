@@ -140,7 +140,7 @@ def load_dir(directory: str | Path, scale: str = "smoke") -> tuple[dict, dict]:
 
 
 def _pct(x) -> str:
-    return "" if x is None else f"{x:.1%}" if x >= 0.001 else f"{x:.2g}"
+    return "" if x is None else "0%" if x == 0 else f"{x:.1%}" if x >= 0.001 else f"{x:.2g}"
 
 
 def page_tables(directory: str | Path, chapters: list[str], scale: str = "smoke"):
@@ -153,7 +153,7 @@ def page_tables(directory: str | Path, chapters: list[str], scale: str = "smoke"
     found, bad = load_dir(directory, scale)
     srows, crows, mrows = [], [], []
     blank = dict.fromkeys(["chapter", "status", "runs", "off-default", "errors", "false FAILs",
-                           "caught / planted", "median res.", "created", "detail"], "")
+                           "caught / planted", "median res.", "calibrated", "detail"], "")
     for ch in chapters:
         data = found.get(ch)
         file_problem = bad.get(f"{ch}.{scale}.json")
@@ -174,7 +174,7 @@ def page_tables(directory: str | Path, chapters: list[str], scale: str = "smoke"
                       "caught / planted": (f"{sum(bool(m['flipped']) for m in muts.values())}"
                                            f" / {len(muts)}") if muts else "not run",
                       "median res.": _pct(float(np.median(res))) if res else "",
-                      "created": data["provenance"].get("created", ""),
+                      "calibrated": str(data["provenance"].get("created", ""))[:10],
                       "detail": stale or ""})
         for cid, c in cl.items():
             crows.append({"chapter": ch, "claim": cid, "kind": c["kind"], "runs": c["runs"],

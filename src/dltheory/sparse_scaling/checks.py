@@ -20,13 +20,28 @@ from .theory import expected_floor, expected_observed, floor_constant, heaps_con
 _SHOWN: dict[int, set] = {}
 
 
+def verdict_line(claim) -> str:
+    """One short line: id, kind, verdict, measured value, requirement, resolution (the full
+    note is in the chapter's Claims table)."""
+    head = f"{claim.id} [{claim.kind}]: {claim.verdict}"
+    if claim.verdict == "INCONCLUSIVE":
+        return head + " (reason in the Claims table)"
+    m = claim.measured
+    parts = [f"measured {m:.4g}" if isinstance(m, (int, float)) and np.isfinite(m) else f"measured {m}"]
+    if claim.tolerance:
+        parts.append(f"required {claim.tolerance}")
+    if claim.resolution is not None:
+        parts.append(f"resolves {100 * claim.resolution:.2g}%")
+    return head + " (" + ", ".join(parts) + ")"
+
+
 def show_new(ledger) -> None:
     """Print the one-line verdict of every claim recorded on ``ledger`` since the last call."""
     seen = _SHOWN.setdefault(id(ledger), set())
     for cid, claim in ledger.claims.items():
         if cid not in seen:
             seen.add(cid)
-            print(claim)
+            print(verdict_line(claim))
 
 
 def _worst(x):
@@ -36,14 +51,14 @@ def _worst(x):
 
 def record_data(ledger, cfg: Config, res: dict, asym: dict) -> dict:
     ledger.check("SS.data.second_moment",
-                 f"empirical E x_j^2 matches j^-(a1+a2+2) for j <= {res['J']} (|z| <= {cfg.z_max})",
+                 rf"empirical $\mathbb E x_j^2$ matches $j^{{-(\alpha_1+\alpha_2+2)}}$ for $j \le {res['J']}$ ($|z| \le {cfg.z_max:g}$)",
                  measured=float(np.max(np.abs(res["z"]))), hi=cfg.z_max,
                  note=f"max |z| over j, D = {cfg.d_moments}; z uses the binomial sampling error")
     EK = float(theory.expected_observed(res["spec"], [cfg.d_heaps])[0])
-    ledger.check("SS.data.heaps", f"sampled K(D) equals E K(D) = sum_j 1-(1-p_j)^D at D = {cfg.d_heaps}",
+    ledger.check("SS.data.heaps", rf"sampled $K(D)$ equals $\mathbb E K(D) = \sum_j [1-(1-p_j)^D]$ at $D = {cfg.d_heaps}$",
                  measured=res["K_mean"], predicted=EK, tol=4 * res["K_sem"],
                  note=f"mean over {cfg.heaps_trials_used} draws, tolerance 4 standard errors")
-    ledger.check("SS.data.heaps.prefactor", "E K(D) / D^(1/(a1+1)) -> Gamma(a1/(a1+1))",
+    ledger.check("SS.data.heaps.prefactor", r"$\mathbb E K(D)/D^{1/(\alpha_1+1)} \to \Gamma(\alpha_1/(\alpha_1+1))$",
                  measured=asym["heaps"], predicted=heaps_constant(cfg.alpha1),
                  rtol=cfg.prefactor_rtol, kind="derivation",
                  note=f"theory against theory: exact sum at D = {asym['D']:.3g} (K = {cfg.k_asym:g})")
@@ -54,7 +69,7 @@ def record_exact(ledger, cfg: Config, res: dict) -> None:
     ledger.check("SS.exact.reduced_fit", "reduced (Gram) fit equals brute-force least squares",
                  measured=res["rel_err"], hi=1e-8, kind="identity",
                  note="two solvers of the same problem; relative error of theta, N in {10, 40, 200}")
-    ledger.check("SS.exact.target_average", "E_w loss formula matches Monte Carlo over 2000 targets",
+    ledger.check("SS.exact.target_average", r"the $\mathbb E_w$ loss formula matches Monte Carlo over 2000 targets",
                  measured=res["z"], hi=4.0, kind="identity",
                  note="algebra check: |MC mean - exact| / MC standard error, max over 3 N")
 
@@ -69,12 +84,12 @@ def record_alpha_n(ledger, cfg: Config, df) -> dict:
     a = -fit.slope
     tol = cfg.tol_alpha_n_de_at(sim.shape[0])
     gap = cfg.an_asym_rel * cfg.alpha_N
-    ledger.check("SS.alpha_N", "model-limited exponent alpha_N = a1 + a2 + 1", measured=a,
+    ledger.check("SS.alpha_N", r"model-limited exponent $\alpha_N = \alpha_1+\alpha_2+1$", measured=a,
                  predicted=cfg.alpha_N, tol=tol + gap, rounds=(sim.shape[0], cfg.rounds_min),
                  note=f"95% bootstrap [{-fit.hi:.3f}, {-fit.lo:.3f}], window N in {window}, {sim.shape[0]} draws; "
                       f"tolerance that of SS.alpha_N.vs_DE + {cfg.an_asym_rel:g} alpha_N (finite window; "
                       f"l_DE slope here {-fit_de.slope:.3f})")
-    ledger.check("SS.alpha_N.vs_DE", "alpha_N hat equals the l_DE slope on the same window",
+    ledger.check("SS.alpha_N.vs_DE", r"fitted $\alpha_N$ equals the $\ell_{DE}$ slope on the same window",
                  measured=a, predicted=-fit_de.slope, tol=tol, rounds=(sim.shape[0], cfg.rounds_min),
                  note=f"tolerance {cfg.z_family:g} x {cfg.an_sd_rel:g} alpha_N / sqrt({sim.shape[0]}) + {cfg.an_sys:g}")
     return {"alpha_N_hat": a, "fit": fit, "de": de, "de_slope": -fit_de.slope, "n": sim.shape[0]}
@@ -96,11 +111,11 @@ def record_alpha_d(ledger, cfg: Config, res: dict, asym: dict) -> dict:
     D_exact = res["D_exact"]
     ET = expected_floor(_spec(cfg.m_floor, cfg), D_exact)
     fit_T = fitting.loglog_fit(D_exact, ET)
-    ledger.check("SS.alpha_D.floor", "slope of the exact E T(D) equals -alpha_D", measured=fit_T.slope,
+    ledger.check("SS.alpha_D.floor", r"slope of the exact $\mathbb E T(D)$ equals $-\alpha_D$", measured=fit_T.slope,
                  predicted=-cfg.alpha_D, tol=cfg.tol_floor_slope, kind="derivation",
                  note=f"theory against theory: exact sum over D in [{D_exact[0]:.3g}, {D_exact[-1]:.3g}] (K from "
                       f"{cfg.k_floor[0]:g} to {cfg.k_floor[1]:g})")
-    ledger.check("SS.alpha_D.floor.prefactor", "E T(D) D^alpha_D -> Gamma(alpha_D)/(a1+1)",
+    ledger.check("SS.alpha_D.floor.prefactor", r"$\mathbb E T(D)\,D^{\alpha_D} \to \Gamma(\alpha_D)/(\alpha_1+1)$",
                  measured=float(expected_floor(_spec(cfg.m_floor, cfg), [asym["D"]])[0] * asym["D"] ** cfg.alpha_D),
                  predicted=floor_constant(cfg.alpha1, cfg.alpha2),
                  rtol=cfg.prefactor_rtol, kind="derivation",
@@ -116,21 +131,21 @@ def record_alpha_d(ledger, cfg: Config, res: dict, asym: dict) -> dict:
     how = (f"95% bootstrap [{-fit.hi:.3f}, {-fit.lo:.3f}] over {sim.shape[0]} draws, D in [{Ds[0]:g}, {Ds[-1]:g}]; "
            f"tolerance {cfg.z_family:g} x {sd:.3f} (exact sd of the slope of mean T_obs) + {cfg.d_slope_sys:g}")
     if cfg.valid_alpha_d_window:
-        ledger.check("SS.alpha_D.window", "sampled N = inf loss: slope equals the E T(D) slope on its window",
+        ledger.check("SS.alpha_D.window", r"sampled $N=\infty$ loss: slope equals the $\mathbb E T(D)$ slope on its window",
                      measured=a, predicted=slope_w, tol=tol, note=how, rounds=(sim.shape[0], cfg.rounds_min))
     else:
-        ledger.inconclusive("SS.alpha_D.window", "sampled N = inf loss: slope equals the E T(D) slope on its window",
+        ledger.inconclusive("SS.alpha_D.window", r"sampled $N=\infty$ loss: slope equals the $\mathbb E T(D)$ slope on its window",
                             measured=a, kind="hard",
                             note=f"D in [{Ds[0]:g}, {Ds[-1]:g}] is dense-like (K(D) > 0.3 D): the loss "
                                  "also carries observed but unidentified coordinates")
     if cfg.sampled_is_asymptotic and cfg.valid_alpha_d_window:
-        ledger.check("SS.alpha_D.sampled", "data-limited exponent from sampled data equals alpha_D",
+        ledger.check("SS.alpha_D.sampled", r"data-limited exponent from sampled data equals $\alpha_D$",
                      measured=a, predicted=cfg.alpha_D, tol=tol + cfg.ad_asym_rel * cfg.alpha_D,
                      rounds=(sim.shape[0], cfg.rounds_min),
                      note=f"window K(D) >= {cfg.k_asym_window:g}; tolerance that of SS.alpha_D.window + "
                           f"{cfg.ad_asym_rel:g} alpha_D (finite window; E T slope there {slope_w:.3f})")
     else:
-        ledger.inconclusive("SS.alpha_D.sampled", "data-limited exponent from sampled data equals alpha_D",
+        ledger.inconclusive("SS.alpha_D.sampled", r"data-limited exponent from sampled data equals $\alpha_D$",
                             measured=a, kind="hard",
                             note=f"sampled window has K(D) < {cfg.k_asym_window:g} or is dense-like: "
                                  "not asymptotic at this alpha1; the exact-sum slope carries the claim")
@@ -143,13 +158,13 @@ def record_asymmetry(ledger, cfg: Config, an: dict, ad: dict, dense_df) -> dict:
     pred = an["de_slope"] / ad["slope_window"]
     rel = (cfg.tol_alpha_n_de_at(an["n"]) / an["de_slope"]
            + (cfg.z_family * cfg.d_slope_sd_at(ad["n"]) + cfg.d_slope_sys) / ad["slope_window"])
-    ledger.check("SS.asymmetry.sparse", "sparse: alpha_N/alpha_D = a1 + 1 (finite-window theory)",
+    ledger.check("SS.asymmetry.sparse", r"sparse: $\alpha_N/\alpha_D = \alpha_1+1$ (finite-window theory)",
                  measured=ratio, predicted=pred, rtol=rel,
                  rounds=(min(an["n"], ad["n"]), cfg.rounds_min),
                  note=f"predicted = l_DE slope / E T slope on the sampled windows; asymptotic {cfg.alpha1 + 1:g}")
     sim = dense_df.pivot(index="seed", columns="D", values="loss")
     fit = fitting.bootstrap_slope(np.asarray(sim.columns, float), sim.values, None, seed=cfg.seed)
-    ledger.check("SS.asymmetry.dense", "dense baseline: alpha_D = alpha_N (symmetric)",
+    ledger.check("SS.asymmetry.dense", r"dense baseline: $\alpha_D = \alpha_N$ (symmetric)",
                  measured=-fit.slope - an["alpha_N_hat"], predicted=0.0, tol=cfg.tol_dense,
                  kind="identity",
                  note="dense data X = G Lambda^(1/2) and random features u Lambda^(1/2) are the same "
@@ -165,7 +180,7 @@ def record_double_descent(ledger, cfg: Config, res: dict) -> dict:
     peaks = np.array(peaks, dtype=float)
     per_d = [np.exp(np.mean(np.log(peaks[peaks[:, 0] == D, 1] / peaks[peaks[:, 0] == D, 2])))
              for D in np.unique(peaks[:, 0])]
-    ledger.check("SS.peak.location", "ridgeless peak at N = rank(X), every D",
+    ledger.check("SS.peak.location", r"ridgeless peak at $N = \operatorname{rank} X$, every $D$",
                  measured=_worst(per_d), lo=cfg.peak_band[0], hi=cfg.peak_band[1],
                  note=f"worst over D of the geometric mean over {cfg.dd_seeds} draws of N_peak / rank(X); "
                       f"single draws {np.min(peaks[:, 1] / peaks[:, 2]):.2f}-{np.max(peaks[:, 1] / peaks[:, 2]):.2f}")
@@ -175,28 +190,44 @@ def record_double_descent(ledger, cfg: Config, res: dict) -> dict:
     if not cfg.valid_dd:
         why = (f"at a1 = {cfg.alpha1:g} the affordable D ({Dp[0]:g}-{Dp[-1]:g}) are dense-like "
                "(K(D) > 0.3 D, so rank X ~ D) or span under a decade")
-        for i, st in (("SS.peak.location.rank_vs_K", "rank(X) tracks E K(D)"),
-                      ("SS.peak.slope", "peak location grows like E K(D) ~ D^(1/(a1+1))")):
+        for i, st in (("SS.peak.location.rank_vs_K", r"$\operatorname{rank} X$ tracks $\mathbb E K(D)$"),
+                      ("SS.peak.slope", "peak location grows like $\\mathbb E K(D) \\sim D^{1/(\\alpha_1+1)}$")):
             ledger.inconclusive(i, st, note=why)
     else:
-        _record_peak_growth(ledger, cfg, res, EK, Dp, peak_mean)
+        _record_peak_growth(ledger, cfg, res, EK, Dp, peak_mean, peaks)
     dslope = fitting.loglog_fit(res["d_dense"], res["dense_peaks"]).slope
-    ledger.check("SS.peak.slope.dense", "dense peak location grows like D", measured=dslope,
+    ledger.check("SS.peak.slope.dense", r"dense peak location grows like $D$", measured=dslope,
                  predicted=1.0, tol=cfg.tol_peak_slope)
     return {"peaks": peaks, "peak_mean": peak_mean, "EK": EK}
 
 
-def _record_peak_growth(ledger, cfg, res, EK, Dp, peak_mean):
+def _record_peak_growth(ledger, cfg, res, EK, Dp, peak_mean, peaks):
     draws = np.array([cfg.rank_draws_at(D) for D in Dp])
     hi = 1 + 3 / np.sqrt(np.min(EK * draws))              # 3 sd of a Poisson-like mean K
-    ledger.check("SS.peak.location.rank_vs_K", "rank(X) tracks E K(D)",
+    ledger.check("SS.peak.location.rank_vs_K", r"$\operatorname{rank} X$ tracks $\mathbb E K(D)$",
                  measured=_worst(res["rank_mean"] / EK), lo=cfg.rank_lo, hi=hi,
                  note=f"worst mean rank / E K over D, {draws.min()}-{draws.max()} draws each; upper bound 1 + 3 sd")
-    slope = fitting.loglog_fit(Dp, peak_mean).slope
+    # two-phase (ratio) estimate of the mean peak per D: the mean rank over many cheap rank
+    # draws times the geometric mean of N_peak / rank over the few full N sweeps
+    ratio = np.array([np.exp(np.mean(np.log(peaks[peaks[:, 0] == D, 1] / peaks[peaks[:, 0] == D, 2])))
+                      for D in Dp])
+    est = res["rank_mean"] * ratio
+    slope = fitting.loglog_fit(Dp, est).slope
     pred = fitting.loglog_fit(Dp, EK).slope
-    ledger.check("SS.peak.slope", "peak location grows like E K(D) ~ D^(1/(a1+1))", measured=slope,
-                 predicted=pred, tol=cfg.tol_peak_slope,
-                 note=f"predicted: slope of E K(D) over D in [{Dp[0]:g}, {Dp[-1]:g}]; asymptotic {1 / (cfg.alpha1 + 1):.3f}")
+    # sd of the OLS slope (delta method): exact Var K(D) / E K^2 per rank draw, plus the
+    # measured per-draw spread of log(N_peak / rank) over the dd draws
+    spec = _spec(cfg.m_dd, cfg)
+    rel = theory.observed_variance(spec, Dp) / EK ** 2 / draws + cfg.peak_ratio_sd ** 2 / cfg.dd_seeds
+    x = np.log(Dp)
+    w = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
+    sd = float(np.sqrt(np.sum(w ** 2 * rel)))
+    tol = cfg.z_family * sd + cfg.peak_slope_sys
+    ledger.check("SS.peak.slope", "peak location grows like $\\mathbb E K(D) \\sim D^{1/(\\alpha_1+1)}$",
+                 measured=slope, predicted=pred, tol=tol,
+                 note=f"peak per D = mean rank ({draws.min()}-{draws.max()} draws) x geometric mean of "
+                      f"N_peak / rank ({cfg.dd_seeds} sweeps); predicted: slope of E K(D) over D in "
+                      f"[{Dp[0]:g}, {Dp[-1]:g}], asymptotic {1 / (cfg.alpha1 + 1):.3f}; tolerance "
+                      f"{cfg.z_family:g} x {sd:.4f} (delta method, exact Var K) + {cfg.peak_slope_sys:g}")
 
 
 def record_overparam(ledger, cfg: Config, df) -> dict:
@@ -204,8 +235,8 @@ def record_overparam(ledger, cfg: Config, df) -> dict:
 
     Near N = r an error of one in (N - r - 1) moves the prediction by about 1/(m + 1); the
     draws are independent, so the tolerance is ``z_family`` standard errors of the mean ratio."""
-    stmt = (f"ridgeless loss = T_obs (N-1)/(N-r-1) just above the peak, N = r + 1 + m, "
-            f"m in {tuple(cfg.op_excess)}")
+    stmt = (r"ridgeless loss $= T_{obs}(N-1)/(N-r-1)$ just above the peak, $N = r+1+m$, "
+            rf"$m \in \{{{', '.join(map(str, cfg.op_excess))}\}}$")
     ok = df[df.m >= 0].copy()
     n_draws = int(ok.groupby(["seed", "draw"]).ngroups) if len(ok) else 0
     if n_draws < cfg.op_min_draws:
@@ -248,7 +279,7 @@ def alpha_c_of(a: float, b: float) -> float:
 
 def record_alpha_c_sampled(ledger, cfg: Config, law: dict, hi, grid_hi):
     """alpha_C from the sampled surfaces at a1 and a1 + step (a2 fixed) against the theory fits."""
-    stmt = f"sampled alpha_C increases with a1 at fixed a2 (a1 -> a1 + {cfg.ac_step:g})"
+    stmt = rf"sampled $\alpha_C$ increases with $\alpha_1$ at fixed $\alpha_2$ ($\alpha_1 \to \alpha_1 + {cfg.ac_step:g}$)"
     if not law or hi is None or grid_hi is None:
         why = ("not run at this scale (its resolution at smoke was 72-78%)" if not cfg.ac_sampled else
                "no sampled surface at a1" if not law else
@@ -271,7 +302,8 @@ def record_alpha_c_sampled(ledger, cfg: Config, law: dict, hi, grid_hi):
 
 def record_combined_law(ledger, cfg: Config, grid) -> dict:
     """Oracle-ridge fit (evidence) against the same fit of the theory envelope on the same grid."""
-    stmt_a, stmt_b = "oracle-ridge fit A N^-a + B D^-b: a = alpha_N", "oracle-ridge fit: b = alpha_D"
+    stmt_a = r"oracle-ridge fit $AN^{-a} + BD^{-b}$: $a = \alpha_N$"
+    stmt_b = r"oracle-ridge fit: $b = \alpha_D$"
     if grid is None or not cfg.valid_combined_law:
         why = (f"at a1 = {cfg.alpha1:g} the budget's D range does not hold both regimes in the "
                f"sparse regime (needs K(D_max) >= {cfg.k_grid_min:g} and D_max >= 30 D_min, "
@@ -294,7 +326,7 @@ def record_combined_law(ledger, cfg: Config, grid) -> dict:
                  rounds=(done, cfg.grid_rounds_min),
                  note=f"asymptotic alpha_D = {cfg.alpha_D:.3f}; {done} feature draws, tolerance "
                       f"{cfg.z_family:g} x {sd1:.3f}/sqrt({done}) (0.11 x the floor noise relative to the default); {note}")
-    ledger.check("SS.combined_law.bayes", "Bayes-readout surface: b = alpha_D (decomposition)",
+    ledger.check("SS.combined_law.bayes", r"Bayes-readout surface: $b = \alpha_D$ (decomposition)",
                  measured=bayes.b, predicted=th.b, tol=tol_b, kind="soft", rounds=(done, cfg.grid_rounds_min),
                  note="model-limited error + never-seen floor: re-measures the floor exponent")
     return out
@@ -318,8 +350,9 @@ def record_frontier(ledger, cfg: Config, env: dict) -> dict:
     w = (env["N"] >= n_lo) & (env["N"] <= n_hi)
     cw = (env["C"][w].min(), env["C"][w].max())
     fN, fD, fL = (fitting.loglog_fit(env["C"], v, cw) for v in (env["N"], env["D"], env["L"]))
-    for key, f, stmt in (("", fN, "N*(C) ~ C^(1/(a1+3))"), (".D", fD, "D*(C) ~ C^((a1+1)/(a1+3))"),
-                         (".loss", fL, "l*(C) ~ C^(-alpha_N/(a1+3))")):
+    for key, f, stmt in (("", fN, r"$N^*(C) \sim C^{1/(\alpha_1+3)}$"),
+                         (".D", fD, r"$D^*(C) \sim C^{(\alpha_1+1)/(\alpha_1+3)}$"),
+                         (".loss", fL, r"$\ell^*(C) \sim C^{-\alpha_N/(\alpha_1+3)}$")):
         ledger.check(f"SS.frontier{key}", stmt, measured=f.slope,
                      predicted=pred[{"": "N", ".D": "D", ".loss": "loss"}[key]],
                      tol=cfg.tol_frontier, kind="derivation",
@@ -333,11 +366,11 @@ def record_alpha_c(ledger, cfg: Config, sweep) -> None:
     are in the sweep, so at a2 near -4 a single row may remain and nothing is compared."""
     s = sweep[sweep["held fixed"] == "alpha2"].sort_values("alpha1")
     if len(s) >= 2:
-        ledger.check("SS.alpha_C.increases", "at fixed alpha2, alpha_C = alpha_N/(a1+3) increases with a1",
+        ledger.check("SS.alpha_C.increases", r"at fixed $\alpha_2$, $\alpha_C = \alpha_N/(\alpha_1+3)$ increases with $\alpha_1$",
                      measured=float(np.min(np.diff(s.alpha_C.values))), lo=0.0, kind="derivation",
                      note="exact finite-size exponents (theory, not sampled); smallest step over the sweep")
     f = sweep[sweep["held fixed"] == "alpha_N"]
-    ledger.check("SS.alpha1_sweep", "at fixed alpha_N, alpha_N/alpha_D tracks a1 + 1",
+    ledger.check("SS.alpha1_sweep", r"at fixed $\alpha_N$, $\alpha_N/\alpha_D$ tracks $\alpha_1+1$",
                  measured=float(np.max(np.abs(f.ratio / f["alpha1 + 1"] - 1))), hi=0.1, kind="derivation",
                  note="exact finite-size curves (theory, not sampled); worst relative deviation")
 
@@ -368,21 +401,21 @@ def record_gd(ledger, cfg: Config, res: dict) -> dict:
     nu = data.exponent_nu(cfg.gd_alpha1, cfg.gd_alpha2)
     n = cfg.gd_trials + cfg.gd_trials_out
     k = out["n_u"]
-    ledger.check("SS.gd.instability", "P_fail(D) ~ D^-nu, nu = (a1+a2+1)/(-a2-1)", measured=fit.slope,
+    ledger.check("SS.gd.instability", r"$P_{fail}(D) \sim D^{-\nu}$, $\nu = (\alpha_1+\alpha_2+1)/(-\alpha_2-1)$", measured=fit.slope,
                  predicted=-nu, tol=cfg.z_family * cfg.gd_sd1 / np.sqrt(k), rounds=(k, cfg.gd_rounds_min),
                  note=f"{k} feature draws x {n} stratified data sets per D; D = {D.min():g}..{D.max():g}; "
                       f"tolerance {cfg.z_family:g} x {cfg.gd_sd1:g}/sqrt({k})")
     ratio = float(np.exp(np.mean(np.log(P / out["P_secular"]))))
-    ledger.check("SS.gd.secular", "single-spike secular formula predicts P_fail(D) itself",
+    ledger.check("SS.gd.secular", r"single-spike secular formula predicts $P_{fail}(D)$ itself",
                  measured=ratio, predicted=1.0, tol=cfg.z_family * cfg.gd_secular_sd1 / np.sqrt(k),
                  kind="soft", rounds=(k, cfg.gd_rounds_min),
                  note="geometric mean over D of sampled / predicted (same feature draws)")
     agree = res["agree"]
-    ledger.check("SS.gd.explicit", "explicit GD diverges iff eta lambda_max > 2 (every shown run)",
+    ledger.check("SS.gd.explicit", r"explicit GD diverges iff $\eta\lambda_{max} > 2$ (every shown run)",
                  measured=float(np.mean(agree)) if agree else float("nan"), lo=1.0, kind="identity",
                  allow_nonfinite=True, note="a fact about GD on a quadratic, shown, not evidence")
     ctl = res["df"][res["df"].control]
-    ledger.check("SS.gd.control", f"with a2 = {cfg.control_alpha2} > -1 no spikes: P_fail = 0",
+    ledger.check("SS.gd.control", rf"with $\alpha_2 = {cfg.control_alpha2:g} > -1$ no spikes: $P_{{fail}} = 0$",
                  measured=float(ctl.P.max()), hi=0.0,
                  note=f"{cfg.gd_trials_out} data sets per D, 2 feature draws")
     return {**out, "fit": fit, "nu": nu, "n": n, "ratio": ratio}
@@ -392,9 +425,9 @@ def record_relu(ledger, cfg: Config, df) -> dict:
     if not cfg.valid_relu:
         why = (f"the stratified loss needs sum_(j>J0) p_j <= {cfg.relu_tail_max} with J0 <= "
                f"{cfg.relu_j0_max}; at a1 = {cfg.alpha1:g} J0 would be {cfg.relu_j0}")
-        for i, s in (("SS.relu.floor", "ReLU loss >= 0.9 x the never-seen floor"),
-                     ("SS.relu.asymmetry", "ReLU features keep alpha_D < alpha_N"),
-                     ("SS.relu.ratio", "ReLU: 1 < alpha_N/alpha_D < a1 + 1")):
+        for i, s in (("SS.relu.floor", rf"ReLU loss $\ge {cfg.relu_floor:g}\times$ the never-seen floor $T_{{obs}}(D)$"),
+                     ("SS.relu.asymmetry", r"ReLU features keep $\alpha_D < \alpha_N$"),
+                     ("SS.relu.ratio", r"ReLU: $1 < \alpha_N/\alpha_D < \alpha_1+1$")):
             ledger.inconclusive(i, s, note=why)
         return {}
     dD = df[df.sweep == "D"].pivot(index="seed", columns="D", values="loss")
@@ -407,20 +440,20 @@ def record_relu(ledger, cfg: Config, df) -> dict:
         aN = -fN.slope
     ratio = dD.values / tD.values
     floor = float(np.exp(np.mean(np.log(ratio))))
-    ledger.check("SS.relu.floor", f"ReLU loss >= {cfg.relu_floor} x the never-seen floor T_obs(D)",
+    ledger.check("SS.relu.floor", rf"ReLU loss $\ge {cfg.relu_floor:g}\times$ the never-seen floor $T_{{obs}}(D)$",
                  measured=floor, lo=cfg.relu_floor,
                  note=f"geometric mean of loss / T_obs over D and seeds ({ratio.size} data sets, single ones "
                       f"{ratio.min():.2f}-{ratio.max():.2f}), {cfg.relu_nw} targets: with few targets one data "
                       "set's ratio carries a cross term of mean zero (at a1 = 4 single ratios reached 0.87)")
     if cfg.valid_relu_asymmetry:
-        ledger.check("SS.relu.asymmetry", "ReLU features keep alpha_D < alpha_N", measured=aN - aD, lo=0.0,
+        ledger.check("SS.relu.asymmetry", r"ReLU features keep $\alpha_D < \alpha_N$", measured=aN - aD, lo=0.0,
                      rounds=(dD.shape[0], 2),
                      note=f"alpha_N = {aN:.3f}, alpha_D = {aD:.3f}")
-        ledger.check("SS.relu.ratio", "ReLU: 1 < alpha_N/alpha_D < a1 + 1", measured=aN / aD, lo=1.0,
+        ledger.check("SS.relu.ratio", r"ReLU: $1 < \alpha_N/\alpha_D < \alpha_1+1$", measured=aN / aD, lo=1.0,
                      hi=cfg.alpha1 + 1, kind="soft", note="noisy at small sizes; the linear model gives a1 + 1")
     else:
-        for i, s in (("SS.relu.asymmetry", "ReLU features keep alpha_D < alpha_N"),
-                     ("SS.relu.ratio", "ReLU: 1 < alpha_N/alpha_D < a1 + 1")):
+        for i, s in (("SS.relu.asymmetry", r"ReLU features keep $\alpha_D < \alpha_N$"),
+                     ("SS.relu.ratio", r"ReLU: $1 < \alpha_N/\alpha_D < \alpha_1+1$")):
             ledger.inconclusive(i, s, note="the N sweep is not model-limited (K(D) < 2 N_max) or the D "
                                            "sweep spans under a decade at this alpha1 and budget")
     return {"aN": aN, "aD": aD, "floor": floor, "fN": fN, "fD": fD}

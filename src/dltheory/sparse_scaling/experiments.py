@@ -202,8 +202,9 @@ def double_descent(cfg: Config) -> dict:
     """Ridgeless and oracle-ridge curves per (seed, D, N); mean rank per D; dense peaks."""
     curves = _sweep(_dd_task, [{"seed": s} for s in range(cfg.dd_seeds)], cfg, "dd", "seed")
     spec = spectrum(cfg.m_dd, cfg.alpha1, cfg.alpha2)
-    ranks = [np.mean([observe(sample_sparse(spec, D, [cfg.seed, 402, i, k]), spec).rank
-                      for k in range(cfg.rank_draws_at(D))]) for i, D in enumerate(cfg.d_dd)]
+    rank_draws = [np.array([observe(sample_sparse(spec, D, [cfg.seed, 402, i, k]), spec).rank
+                            for k in range(cfg.rank_draws_at(D))], dtype=float)
+                  for i, D in enumerate(cfg.d_dd)]
     d_dense = cfg.d_dense_peak
     n_dense = np.unique(np.geomspace(4, 4 * max(d_dense), cfg.n_dd_points).astype(int))
     u = gaussian_features(int(n_dense.max()), cfg.m_dd, cfg.seed + 450, device=_dev())
@@ -211,7 +212,8 @@ def double_descent(cfg: Config) -> dict:
     dense_c = {D: dense_n_sweep(spec, u, S, D, n_dense, cfg.mus_rel, [cfg.seed, 451, i])
                for i, D in enumerate(d_dense)}
     dense_peaks = [peak_location(n_dense, r["ridgeless"], r["ridge"]) for r in dense_c.values()]
-    return {"curves": curves, "rank_mean": np.array(ranks),
+    return {"curves": curves, "rank_mean": np.array([r.mean() for r in rank_draws]),
+            "rank_draws": rank_draws,
             "EK": expected_observed(spec, cfg.d_dd), "d_dense": d_dense, "n_dense": n_dense,
             "dense_curves": dense_c, "dense_peaks": np.array(dense_peaks)}
 

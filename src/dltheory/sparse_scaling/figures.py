@@ -23,7 +23,7 @@ def _ticks(ax):
 
 
 def data_model(cfg: Config, res: dict):
-    fig, axs = plt.subplots(1, 3, figsize=(12, 3.4))
+    fig, axs = plt.subplots(1, 3, figsize=(11, 3.6))
     axs[0].imshow(res["pattern"], aspect="auto", cmap="Greys", interpolation="nearest")
     axs[0].set(xlabel="coordinate j", ylabel="sample", title="sparsity pattern (60 samples)")
     axs[0].grid(False)
@@ -55,10 +55,10 @@ def decomposition(cfg: Config, df):
         bottom += share[:, k]
         plotting.sim(axs[1], df.D, df[name], color=plotting.color(k), label=name)
     axs[0].set(xlabel="D", ylabel="share of the loss", title="loss decomposition, N = 64, oracle ridge")
-    axs[0].legend(fontsize=9)
+    axs[0].legend()
     plotting.sim(axs[1], df.D, df[parts].sum(1), color="k", marker="x", label="total")
     plotting.loglog(axs[1], xlabel="D", ylabel=r"$\mathbb{E}_w\ell$", title=plotting.scale_tag(cfg.scale, "synthetic"))
-    axs[1].legend(fontsize=9)
+    axs[1].legend()
     return fig
 
 
@@ -88,7 +88,7 @@ def alpha_d(cfg: Config, res: dict, out: dict):
     plotting.slope_line(axs[0], -cfg.alpha_D, x=res["D_exact"], anchor=(res["D_exact"][0], res["ET"][0]),
                         offset=0.5, label=rf"slope $-\alpha_D=-{cfg.alpha_D:.3g}$ (shifted down)")
     plotting.loglog(axs[0], xlabel="D", ylabel="loss", title="data-limited loss, " + plotting.scale_tag(cfg.scale, "synthetic"))
-    axs[0].legend(fontsize=9)
+    axs[0].legend()
     plotting.local_slope_panel(axs[1], sim.index.values, sim.values, res["D_exact"], res["ET"], cfg.alpha_D,
                                var="D", theory_label=r"$\mathbb{E}T$", predicted_label=r"$\alpha_D$")
     return fig
@@ -103,7 +103,26 @@ def asymmetry(cfg: Config, an_df, ad_res: dict, dense_df):
         m = df.groupby(col).loss.mean()
         plotting.sim(ax, m.index, m.values, label=lab, color=plotting.color(i), marker=mk)
     plotting.loglog(ax, xlabel="N or D", ylabel="loss", title="sparse vs dense, " + plotting.scale_tag(cfg.scale, "synthetic"))
-    ax.legend(fontsize=9)
+    ax.legend()
+    return fig
+
+
+def headline(cfg: Config, an_df, ad_res: dict, dense_df):
+    """The chapter's main result on one panel: loss against N (sparse = dense) and against D
+    for sparse and dense data, each with its predicted slope through its first point."""
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    series = ((an_df[an_df.seed >= 0], "N", r"sparse or dense, vs $N$", "o", -cfg.alpha_N, r"\alpha_N"),
+              (ad_res["sampled"], "D", r"sparse, vs $D$", "s", -cfg.alpha_D, r"\alpha_D"),
+              (dense_df, "D", r"dense, vs $D$", "^", -cfg.alpha_N, r"\alpha_N"))
+    for i, (df, col, lab, mk, slope, name) in enumerate(series):
+        m = df.groupby(col).loss.mean()
+        x, y = m.index.values.astype(float), m.values
+        plotting.sim(ax, x, y, label=lab, color=plotting.color(i), marker=mk)
+        plotting.slope_line(ax, slope, x=x, anchor=(x[0], y[0]), color=plotting.color(i), ls="--", lw=1.2,
+                            label=rf"slope $-{name} = {slope:.2f}$")
+    plotting.loglog(ax, xlabel=r"model size $N$ or data size $D$", ylabel="population loss",
+                    title=rf"$\alpha_1 = {cfg.alpha1:g}$, $\alpha_2 = {cfg.alpha2:g}$, " + plotting.scale_tag(cfg.scale, "synthetic"))
+    ax.legend(ncol=2)
     return fig
 
 
@@ -118,7 +137,7 @@ def double_descent(cfg: Config, res: dict):
         axs[0].axvline(g["rank"].iloc[0], color=col, ls=":", lw=1)
         axs[0].axvline(res["EK"][i], color=col, ls="-", lw=0.6, alpha=0.5)
     plotting.loglog(axs[0], xlabel="N", ylabel=r"$\mathbb{E}_w\ell$", title="sparse: peak at rank X (dotted) ~ E K(D) (thin)")
-    axs[0].legend(fontsize=9)
+    axs[0].legend()
     for i, (D, r) in enumerate(res["dense_curves"].items()):
         col = plotting.color(i)
         axs[1].plot(res["n_dense"], r["ridgeless"], "o-", ms=2, color=col, label=f"D = {D}")
@@ -126,7 +145,7 @@ def double_descent(cfg: Config, res: dict):
         axs[1].axvline(D, color=col, ls=":", lw=1)
     plotting.loglog(axs[1], xlabel="N", ylabel=r"$\mathbb{E}_w\ell$",
                     title="dense: peak at N = D, " + plotting.scale_tag(cfg.scale, "synthetic"))
-    axs[1].legend(fontsize=9)
+    axs[1].legend()
     return fig
 
 
@@ -141,7 +160,7 @@ def combined_law(cfg: Config, out: dict):
         plotting.sim(axs[0], Ng, R[:, k], color=col, label=f"D = {Dg[k]}", ms=4)
         plotting.theory(axs[0], Ng, law(Ng, Dg[k]), color=col, label=None)
     plotting.loglog(axs[0], xlabel="N", ylabel="oracle-ridge loss", title="grid (markers) and fitted law (dashed)")
-    axs[0].legend(fontsize=9)
+    axs[0].legend()
     for i, k in enumerate(range(0, len(Ng), max(1, len(Ng) // 5))):
         col = plotting.color(i)
         plotting.sim(axs[1], Dg, R[k], color=col, label=f"N = {Ng[k]}", ms=4)
@@ -149,7 +168,7 @@ def combined_law(cfg: Config, out: dict):
         axs[1].plot(Dg, B[k], color=col, lw=0.8, alpha=0.6)
     plotting.loglog(axs[1], xlabel="D", ylabel="loss (thin: Bayes readout)",
                     title="combined law, " + plotting.scale_tag(cfg.scale, "synthetic"))
-    axs[1].legend(fontsize=9)
+    axs[1].legend()
     return fig
 
 
@@ -165,7 +184,7 @@ def frontier(cfg: Config, env: dict, out: dict):
     axs[0].plot(Dh, expected_observed(env["spec"], Dh), color="orange", ls="--", lw=1, label="E K(D)")
     axs[0].set(xscale="log", yscale="log", xlabel="D", ylabel="N", xlim=(10, 1e7), ylim=(2, 2048),
                title="envelope loss; dotted: iso-compute")
-    axs[0].legend(fontsize=9, loc="lower right")
+    axs[0].legend(loc="lower right")
     axs[0].grid(False)
     w = env["win"]
     i0 = np.flatnonzero(w)[0]
@@ -175,7 +194,7 @@ def frontier(cfg: Config, env: dict, out: dict):
         sl = out["pred"][{"N": "N", "D": "D", "L": "loss"}[key]]
         plotting.slope_line(axs[1], sl, x=out["cw"], anchor=(env["C"][i0], v[i0]), label=None)
     plotting.loglog(axs[1], xlabel="C = N D min(N, D)", ylabel="value", title="frontier, " + plotting.scale_tag(cfg.scale, "exact sums"))
-    axs[1].legend(fontsize=9)
+    axs[1].legend()
     return fig
 
 
@@ -187,14 +206,14 @@ def gd(cfg: Config, res: dict, out: dict):
     plotting.slope_line(axs[0], -out["nu"], x=D, anchor=(D[0], P[0]), offset=1.4, label=rf"$D^{{-\nu}}$, $\nu={out['nu']:g}$")
     plotting.loglog(axs[0], xlabel="D", ylabel=r"$P_{fail}$",
                     title=rf"GD failure, $\alpha_1={cfg.gd_alpha1:g}, \alpha_2={cfg.gd_alpha2:g}$, " + plotting.scale_tag(cfg.scale))
-    axs[0].legend(fontsize=9)
+    axs[0].legend()
     for pf, runs in res["shown"].items():
         for el, tr in runs:
             axs[1].plot(np.abs(tr), color=plotting.color(1 if pf else 0), lw=1,
                         label=("diverging" if pf else "stable") + r", $\eta\lambda_{max}$=" + f"{el:.2f}")
     axs[1].set(yscale="log", xlabel="GD step", ylabel="training loss", title="explicit GD runs, D = 300",
                ylim=(1e-12, 1e12), xlim=(0, 300))
-    axs[1].legend(fontsize=9)
+    axs[1].legend()
     return fig
 
 
@@ -211,7 +230,7 @@ def relu(cfg: Config, df, out: dict):
     plotting.slope_line(axs[0], -cfg.alpha_N, x=n.index, anchor=(n.index[0], n.values[0]), offset=0.7,
                         ls="-.", label=rf"linear model: $-{cfg.alpha_N:.3g}$")
     plotting.loglog(axs[0], xlabel="N", ylabel="oracle-ridge loss", title="ReLU features vs N")
-    axs[0].legend(fontsize=9)
+    axs[0].legend()
     _ticks(axs[0])
     return _relu_d(cfg, axs, d, fig)
 
@@ -221,7 +240,7 @@ def _relu_d(cfg, axs, d, fig):
     plotting.theory(axs[1], d.index, d.T_obs, label=r"never-seen floor $T_{obs}(D)$")
     plotting.loglog(axs[1], xlabel="D", ylabel="oracle-ridge loss",
                     title="ReLU features vs D, " + plotting.scale_tag(cfg.scale, "synthetic"))
-    axs[1].legend(fontsize=9)
+    axs[1].legend()
     return fig
 
 
@@ -236,8 +255,8 @@ def theory_curves(alpha1: float = 1.0, alpha2: float = 0.0):
     plotting.theory(axs[0], Ds, expected_floor(spec, Ds), color=plotting.color(1),
                     label=rf"$\mathbb{{E}}T(D)$, slope $-{aD:.2f}$")
     plotting.loglog(axs[0], xlabel="N or D", ylabel="loss", title=rf"$\alpha_1={alpha1:.2f}$, $\alpha_2={alpha2:.2f}$")
-    axs[0].legend(fontsize=9)
+    axs[0].legend()
     plotting.theory(axs[1], Ds, expected_observed(spec, Ds), label=r"$\mathbb{E}K(D)$: interpolation peak and frontier N*")
     plotting.loglog(axs[1], xlabel="D", ylabel="observed coordinates", title="theory only (exact sums)")
-    axs[1].legend(fontsize=9)
+    axs[1].legend()
     return fig

@@ -69,6 +69,17 @@ def expected_observed(spec: SparseSpectrum, Ds) -> np.ndarray:
     return np.array([float(np.sum(-np.expm1(float(D) * lq))) for D in np.atleast_1d(Ds)])
 
 
+def observed_variance(spec: SparseSpectrum, Ds) -> np.ndarray:
+    """Var K(D) = sum_j q_j (1 - q_j), q_j = (1 - p_j)^D, for one data set of D rows (exact:
+    the coordinates are activated independently), (len(Ds),)."""
+    lq = _log1m(spec.p)
+    out = []
+    for D in np.atleast_1d(Ds):
+        q = np.exp(float(D) * lq)
+        out.append(float(np.sum(q * (1 - q))))
+    return np.array(out)
+
+
 def expected_observed_inf(alpha1: float, Ds, J: int = 4096) -> np.ndarray:
     """E K(D) for p_j = j^-(a1+1) and M = infinity: the exact sum over j <= J plus the tail
     as an integral, int_(J+1/2)^inf [1 - exp(-D x^-(a1+1))] dx (incomplete-gamma form)."""

@@ -57,14 +57,18 @@ CALIBRATED_AT = "smoke"   # the committed calibrations are smoke-scale chapter r
 
 # %% tags=["hide-input"]
 
+import textwrap
+
 from dltheory import calibration, claims, ledgers
 
 ROOT = runtime.repo_root()
 summary, per_claim, per_mutation = calibration.page_tables(
     ROOT / "book" / "calibration", ledgers.expected_chapters(), CALIBRATED_AT)
-runtime.display(claims.style_table(summary.drop(columns="detail")))
-for row in summary[summary["detail"] != ""].itertuples():
-    print(f"{row.chapter} ({row.status}): {row.detail}")
+runtime.display(claims.style_table(summary.drop(columns=["detail", "calibrated"])))
+for row in summary.itertuples():
+    when = f"calibrated {row.calibrated}" if row.calibrated else ""
+    print(textwrap.fill(f"{row.chapter}: " + "; ".join(x for x in (when, row.detail) if x),
+                        width=88, subsequent_indent="    "))
 
 # %% [markdown]
 # **runs**: unmutated chapter runs (**off-default**: of them, runs away from the default

@@ -174,7 +174,9 @@ def page_tables(directory: str | Path, chapters: list[str], scale: str = "smoke"
                       "caught / planted": (f"{sum(bool(m['flipped']) for m in muts.values())}"
                                            f" / {len(muts)}") if muts else "not run",
                       "median res.": _pct(float(np.median(res))) if res else "",
-                      "calibrated": str(data["provenance"].get("created", ""))[:10],
+                      "calibrated": "{} at {}".format(
+                          str(data["provenance"].get("created", ""))[:10],
+                          str(data["provenance"].get("commit") or "an unknown commit")[:7]),
                       "detail": stale or ""})
         for cid, c in cl.items():
             crows.append({"chapter": ch, "claim": cid, "kind": c["kind"], "runs": c["runs"],

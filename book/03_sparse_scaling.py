@@ -75,10 +75,11 @@ an_df, ad_res, dense_df = ssx.alpha_n(cfg), ssx.alpha_d(cfg), ssx.dense(cfg)
 runtime.show(ssf.headline(cfg, an_df, ad_res, dense_df), "ss_headline")
 
 # %% [markdown]
-# *Sparse data pay for data at a slower rate than for model size.* Sampled population
-# losses (markers) against model size $N$ (infinite data) and data size $D$ (infinite model)
-# for sparse inputs, and against $D$ for dense Gaussian inputs with the same covariance;
-# dashed lines have the predicted slopes $-\alpha_N$ and $-\alpha_D$ (§3-§5).
+# *Sparse data pay for data at a slower rate than for model size.* Exact population losses
+# of sampled models (markers): against model size $N$ with infinite data, and against data
+# size $D$ with an infinite model, for sparse inputs and for dense Gaussian inputs with the
+# same covariance. The lines have the predicted slopes $-\alpha_N$ (dashed) and $-\alpha_D$
+# (dotted); dense data follow the same curve in $D$ as both do in $N$ (§3-§5).
 #
 # ```{note}
 # Only the paper's abstract and a summary of it were available. The data model below
@@ -504,9 +505,9 @@ runtime.display(sweep.round(3))
 # times fewer CPU seconds than plain Monte Carlo at $D=10^3$, 30 times at $10^4$ and 60 times
 # at $10^5$ (`python benchmarks/bench_sparse_scaling.py --gd`, one feature draw).
 # The exponent is fitted to the draw-averaged $P_{\text{fail}}$ over the whole grid
-# ($D\ge10^3$, where the secular limit already holds); the tolerance is three standard
-# deviations of that slope over independent master seeds, measured before the chapter's
-# own seed was run (the numbers are in the Config).
+# ($D\ge10^3$, where the secular limit already holds); the tolerance is 3.5 standard
+# deviations of that slope, from its spread over independent master seeds, measured before
+# the chapter's own seed was run (the numbers are in the Config).
 
 # %%
 gd = ssx.gd(cfg)

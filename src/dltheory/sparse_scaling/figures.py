@@ -34,7 +34,7 @@ def data_model(cfg: Config, res: dict):
     plotting.loglog(axs[1], xlabel="j", ylabel=r"$\mathbb{E}\,x_j^2$", title="second moments")
     axs[1].legend()
     Dc = np.geomspace(res["D_curve"][0], res["D_curve"][-1], 50)
-    plotting.sim(axs[2], res["D_curve"], res["K_curve"], label="K(D), one draw")
+    plotting.sim(axs[2], res["D_curve"], res["K_curve"], label=r"$K(D)$, one draw")
     plotting.theory(axs[2], Dc, expected_observed(res["spec"], Dc), label=r"$\mathbb{E}K(D)$ (exact sum)")
     plotting.slope_line(axs[2], 1 / (cfg.alpha1 + 1), x=Dc,
                         anchor=(Dc[0], heaps_constant(cfg.alpha1) * Dc[0] ** (1 / (cfg.alpha1 + 1))),
@@ -109,20 +109,24 @@ def asymmetry(cfg: Config, an_df, ad_res: dict, dense_df):
 
 def headline(cfg: Config, an_df, ad_res: dict, dense_df):
     """The chapter's main result on one panel: loss against N (sparse = dense) and against D
-    for sparse and dense data, each with its predicted slope through its first point."""
+    for sparse and dense data, with the predicted slopes through the first points."""
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    series = ((an_df[an_df.seed >= 0], "N", r"sparse or dense, vs $N$", "o", -cfg.alpha_N, r"\alpha_N"),
-              (ad_res["sampled"], "D", r"sparse, vs $D$", "s", -cfg.alpha_D, r"\alpha_D"),
-              (dense_df, "D", r"dense, vs $D$", "^", -cfg.alpha_N, r"\alpha_N"))
-    for i, (df, col, lab, mk, slope, name) in enumerate(series):
-        m = df.groupby(col).loss.mean()
-        x, y = m.index.values.astype(float), m.values
-        plotting.sim(ax, x, y, label=lab, color=plotting.color(i), marker=mk)
-        plotting.slope_line(ax, slope, x=x, anchor=(x[0], y[0]), color=plotting.color(i), ls="--", lw=1.2,
-                            label=rf"slope $-{name} = {slope:.2f}$")
-    plotting.loglog(ax, xlabel=r"model size $N$ or data size $D$", ylabel="population loss",
+    n = an_df[an_df.seed >= 0].groupby("N").loss.mean()
+    d_sp = ad_res["sampled"].groupby("D").loss.mean()
+    d_de = dense_df.groupby("D").loss.mean()
+    plotting.sim(ax, n.index, n.values, label=r"vs model size $N$ (sparse or dense)", color=plotting.color(0))
+    plotting.sim(ax, d_de.index, d_de.values, label=r"vs data size $D$, dense", color=plotting.color(2),
+                 marker="^", ms=8, mfc="none")
+    plotting.sim(ax, d_sp.index, d_sp.values, label=r"vs data size $D$, sparse", color=plotting.color(1), marker="s")
+    x = n.index.values.astype(float)
+    plotting.slope_line(ax, -cfg.alpha_N, x=x, anchor=(x[0], n.values[0]), color="0.3", ls="--", lw=1.2,
+                        label=rf"slope $-\alpha_N = {-cfg.alpha_N:.2f}$")
+    x = d_sp.index.values.astype(float)
+    plotting.slope_line(ax, -cfg.alpha_D, x=x, anchor=(x[0], d_sp.values[0]), color="0.3", ls=":", lw=1.5,
+                        label=rf"slope $-\alpha_D = {-cfg.alpha_D:.2f}$")
+    plotting.loglog(ax, xlabel=r"$N$ or $D$", ylabel="population loss",
                     title=rf"$\alpha_1 = {cfg.alpha1:g}$, $\alpha_2 = {cfg.alpha2:g}$, " + plotting.scale_tag(cfg.scale, "synthetic"))
-    ax.legend(ncol=2)
+    ax.legend(loc="upper right")
     return fig
 
 
@@ -136,7 +140,7 @@ def double_descent(cfg: Config, res: dict):
         axs[0].plot(g.N, g.ridge, "--", color=col, lw=1)
         axs[0].axvline(g["rank"].iloc[0], color=col, ls=":", lw=1)
         axs[0].axvline(res["EK"][i], color=col, ls="-", lw=0.6, alpha=0.5)
-    plotting.loglog(axs[0], xlabel="N", ylabel=r"$\mathbb{E}_w\ell$", title="sparse: peak at rank X (dotted) ~ E K(D) (thin)")
+    plotting.loglog(axs[0], xlabel="N", ylabel=r"$\mathbb{E}_w\ell$", title=r"sparse: peak at rank $X$ (dotted) $\approx\mathbb{E}K(D)$ (thin)")
     axs[0].legend()
     for i, (D, r) in enumerate(res["dense_curves"].items()):
         col = plotting.color(i)
@@ -144,7 +148,7 @@ def double_descent(cfg: Config, res: dict):
         axs[1].plot(res["n_dense"], r["ridge"], "--", color=col, lw=1)
         axs[1].axvline(D, color=col, ls=":", lw=1)
     plotting.loglog(axs[1], xlabel="N", ylabel=r"$\mathbb{E}_w\ell$",
-                    title="dense: peak at N = D, " + plotting.scale_tag(cfg.scale, "synthetic"))
+                    title="dense: peak at $N = D$, " + plotting.scale_tag(cfg.scale, "synthetic"))
     axs[1].legend()
     return fig
 
@@ -181,7 +185,7 @@ def frontier(cfg: Config, env: dict, out: dict):
     for C in (1e6, 1e8, 1e10):
         axs[0].plot(Dh, np.sqrt(C / Dh), color="w", lw=0.8, ls=":")
     axs[0].plot(env["D"], env["N"], color="r", lw=2, label="frontier")
-    axs[0].plot(Dh, expected_observed(env["spec"], Dh), color="orange", ls="--", lw=1, label="E K(D)")
+    axs[0].plot(Dh, expected_observed(env["spec"], Dh), color="orange", ls="--", lw=1, label=r"$\mathbb{E}K(D)$")
     axs[0].set(xscale="log", yscale="log", xlabel="D", ylabel="N", xlim=(10, 1e7), ylim=(2, 2048),
                title="envelope loss; dotted: iso-compute")
     axs[0].legend(loc="lower right")
@@ -193,7 +197,7 @@ def frontier(cfg: Config, env: dict, out: dict):
         plotting.sim(axs[1], env["C"][w], v[w], label=lab, color=plotting.color(k), marker=mk)
         sl = out["pred"][{"N": "N", "D": "D", "L": "loss"}[key]]
         plotting.slope_line(axs[1], sl, x=out["cw"], anchor=(env["C"][i0], v[i0]), label=None)
-    plotting.loglog(axs[1], xlabel="C = N D min(N, D)", ylabel="value", title="frontier, " + plotting.scale_tag(cfg.scale, "exact sums"))
+    plotting.loglog(axs[1], xlabel=r"$C = ND\min(N, D)$", ylabel="value", title="frontier, " + plotting.scale_tag(cfg.scale, "exact sums"))
     axs[1].legend()
     return fig
 
@@ -222,7 +226,7 @@ def relu(cfg: Config, df, out: dict):
     n = df[df.sweep == "N"].groupby("N").loss.mean()
     d = df[df.sweep == "D"].groupby("D")[["loss", "T_obs"]].mean()
     if n.empty:
-        axs[0].text(0.5, 0.5, "N sweep not run: not model-limited\nat this alpha1 and scale",
+        axs[0].text(0.5, 0.5, "N sweep not run: not model-limited\nat this $\\alpha_1$ and scale",
                     ha="center", va="center", transform=axs[0].transAxes)
         axs[0].set_axis_off()
         return _relu_d(cfg, axs, d, fig)

@@ -133,9 +133,19 @@ class Config(ChapterConfig):
     match_adam_lr: tuple = (0.000625, 0.00125, 0.0025, 0.005)
     match_seeds: int = 8          # the matched-progress tolerances assume all 8 seeds
     match_max_steps: int = 4000
+    # GD's step grid is placed by the sharpness along the flow path (``lam_ref``, the larger of
+    # its values at the start and at the crossing of a probe run): a (block, seed) whose grid
+    # would need more than match_max_steps is out of reach; the claims need this share in reach
+    match_min_share: float = 0.75
     # GD slope of drift vs lr at matched loss (crossing interpolated, 8 seeds x 2 blocks): over
     # 15 random settings of the domain 1.037 +- 0.005 (1.032-1.047; the O(tau) bias of GD
     # against the flow at tau lam <= 0.4): tolerance 0.07 >= 0.047 + 3.4 x 0.005.
+    # The calibration's corner d=2, m=1, E=2 (SEED 1000) FAILed with 1.144: one SwiGLU teacher
+    # sharpened 27-fold before the loss halved, so steps placed by the initial sharpness ran at
+    # the edge of stability (slope 2.4). Fixed at its cause, not by a wider band: the grid is
+    # now placed by the sharpness along the path (see match_min_share); at that corner SEED
+    # 1000 / 2000 / 3000 then give 1.062 / 1.021 / 1.020, the defaults (SEED 0) 1.035.
+    # Tolerance unchanged.
     tol_match_gd: float = 0.07
     # GD slope minus Adam slope at matched loss (Adam lrs 6.25e-4..5e-3, 8 seeds x 2 blocks):
     # 1.005 +- 0.024 over the same 15 settings (0.977-1.066); tolerance 0.1 >= 0.005 + 3.4 x
@@ -218,6 +228,19 @@ class Config(ChapterConfig):
             raise ValueError(f"no window in lm_windows={self.lm_windows} has tau lam <= "
                              f"{self.late_tau_lam} at k <= {kmax}")
         return max(ok)
+
+    @property
+    def plain_chain_undetermined(self) -> str:
+        """Why the law count of the plain (residual-free) MHA -> SwiGLU chain cannot be
+        determined at these knobs ("" when it can), decided from the knobs alone: with one
+        head of value dim 1 the chain passes one scalar per token to the SwiGLU, whose m >= 2
+        units are then functions of that scalar with nearly collinear Jacobian columns; the
+        spectrum has no gap in float64 and the counter refuses (measured: no count at 10 of
+        15 draws with H dv = 1, m = 2-8, d = 2-8; every draw with H dv >= 2 or m = 1 counted)."""
+        if self.H * self.dv == 1 and self.m >= 2:
+            return (f"not counted: with H d_v = 1 and m = {self.m} the plain chain feeds one "
+                    "scalar per token to the SwiGLU, its rank has no gap in float64")
+        return ""
 
     @property
     def sparse_k(self) -> int:

@@ -9,6 +9,7 @@ computations are float64 (identities and exponent fits need it); blocks live on
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import pandas as pd
@@ -177,9 +178,9 @@ CONTROLS = {  # control: (block, negative-control family or a callable, why it m
     "silu_relu_law": ("silu", "ReLU law on a SiLU FFN"),
     "swiglu_gate_branch": ("swiglu", "gate branch instead of up"),
     "rope_wrong_pairing": ("mha_rope_half", "interleaved pairing on a rotate_half RoPE"),
-    "rope_full_qk": ("mha_rope_interleaved_rk", "full Q^T Q - K^T K under RoPE"),
+    "rope_full_qk": ("mha_rope_interleaved_rk", r"full $Q^\top Q - K^\top K$ under RoPE"),
     "moe_sigmoid_router_sum": ("sigmoid", "router sum with sigmoid gates"),
-    "qknorm_full_qk": ("mha_qknorm", "Q^T Q - K^T K under QK-norm"),
+    "qknorm_full_qk": ("mha_qknorm", r"$Q^\top Q - K^\top K$ under QK-norm"),
 }
 
 
@@ -212,13 +213,67 @@ def orthogonality(cfg: Config) -> pd.DataFrame:
     return _sweep(_task_orth, tasks, cfg, "cl_orthogonality", rounds="draw")
 
 
+def _sector_inputs(model, n_per: int, seed: int) -> torch.Tensor:
+    """Inputs of a ReLU FFN on d = 2 in every activation region: the m units' boundary
+    lines split the plane into 2m sectors, some very narrow (the narrowest has a mass of order
+    1 / m^2, and Gaussian inputs miss it often enough to leave a law too many); ``n_per``
+    inputs strictly inside each sector, decided from the first-layer rows."""
+    w = model.first.weight.detach().cpu().to(torch.float64)
+    normal = torch.atan2(w[:, 1], w[:, 0])
+    edges = torch.sort(torch.cat([normal + math.pi / 2, normal - math.pi / 2])
+                       % (2 * math.pi)).values
+    widths = torch.diff(torch.cat([edges, edges[:1] + 2 * math.pi]))
+    gen = _gen(seed)
+    u = 0.05 + 0.9 * torch.rand(len(edges), n_per, generator=gen, dtype=torch.float64)
+    ang = (edges[:, None] + u * widths[:, None]).reshape(-1)
+    r = torch.sqrt(-2 * torch.log(torch.rand(len(ang), generator=gen, dtype=torch.float64)))
+    x = torch.stack([r * torch.cos(ang), r * torch.sin(ang)], 1)
+    p0 = next(model.parameters())
+    return x.to(dtype=p0.dtype, device=p0.device)
+
+
+def _pair_inputs(model, n_per: int, seed: int) -> torch.Tensor:
+    """Inputs of a ReLU FFN (any d) realising every sign pattern of every pair of units:
+    two units with nearly parallel rows are separated only on a thin wedge that Gaussian
+    inputs can miss (a law too many). For each pair (i, j) and signs (s_i, s_j), ``n_per``
+    points with a_i.x = s_i t_i, a_j.x = s_j t_j (t > 0) plus a random component orthogonal
+    to both, rescaled to a Gaussian-like norm (a positive rescaling keeps the pattern)."""
+    w = model.first.weight.detach().cpu().to(torch.float64)
+    m, d = w.shape
+    gen = _gen(seed)
+    xs = []
+    for i in range(m):
+        for j in range(i + 1, m):
+            a = w[[i, j]]
+            for si in (1.0, -1.0):
+                for sj in (1.0, -1.0):
+                    t = 0.5 + torch.rand(n_per, 2, generator=gen, dtype=torch.float64)
+                    b = t * torch.tensor([si, sj], dtype=torch.float64)
+                    y = torch.linalg.lstsq(a, b.T).solution.T          # in span(a_i, a_j)
+                    z = torch.randn(n_per, d, generator=gen, dtype=torch.float64)
+                    q = torch.linalg.qr(a.T).Q
+                    z = z - (z @ q) @ q.T
+                    x = y / y.norm(dim=1, keepdim=True) + 0.5 * z / math.sqrt(d)
+                    r = torch.sqrt(-2 * torch.log(torch.rand(n_per, 1, generator=gen,
+                                                             dtype=torch.float64)))
+                    xs.append(x / x.norm(dim=1, keepdim=True) * r)
+    p0 = next(model.parameters())
+    return torch.cat(xs).to(dtype=p0.dtype, device=p0.device)
+
+
 @_f64
 def _task_count(cfg: Config, task: dict) -> dict:
     make, shape = blocks(cfg)[task["model"]]
     model = make(cfg.seed).to(_dev(cfg))
     theory = theory_for(task["model"], model)
-    X = _inputs(cfg, model, shape, cfg.n_sparse if "moe" in task["model"] or
-                "sigmoid" in task["model"] else 8, cfg.seed + 7)
+    if task["model"] == "relu" and cfg.d == 2:
+        X = _sector_inputs(model, 4, cfg.seed + 7)
+    elif task["model"] == "relu" and cfg.m >= 2:
+        X = torch.cat([_pair_inputs(model, 2, cfg.seed + 7),
+                       _inputs(cfg, model, shape, 8, cfg.seed + 7)])
+    else:
+        X = _inputs(cfg, model, shape, cfg.n_sparse if "moe" in task["model"] or
+                    "sigmoid" in task["model"] else 8, cfg.seed + 7)
     c = count_laws(model, X, theory=theory, seed=cfg.seed, rtol=cfg.rtol_rank,
                    min_gap=cfg.min_gap, allow_unreached=task["model"] == "moe_top1_renorm")
     return {"D": c.D, "rank_W": c.rank_W, "rank_WB": c.rank_WB, "laws": c.laws,
@@ -232,17 +287,19 @@ def counts(cfg: Config, names) -> pd.DataFrame:
     The widened attention blocks (``*_big``) run as their own sweep ``cl_counts_big``, only
     when the budget affords them (``big_count_seconds``); ``df.attrs["skipped"]`` maps a
     block left out to the reason."""
-    small = [n for n in names if not n.endswith("_big")]
+    skipped = {}
+    if "chain_plain" in names and cfg.plain_chain_undetermined:
+        skipped["chain_plain"] = cfg.plain_chain_undetermined
+    small = [n for n in names if not n.endswith("_big") and n not in skipped]
     big = [n for n in names if n.endswith("_big")]
     df = _sweep(_task_count, [{"model": n} for n in small], cfg, "cl_counts")
-    skipped = {}
     if big:
         ok, why = affordable("cl_counts_big", big_count_seconds(cfg, big))
         if ok:
             df = pd.concat([df, _sweep(_task_count, [{"model": n} for n in big], cfg,
                                        "cl_counts_big")], ignore_index=True)
         else:
-            skipped = dict.fromkeys(big, why)
+            skipped.update(dict.fromkeys(big, why))
     df.attrs["skipped"] = skipped
     return df
 
@@ -372,13 +429,37 @@ def _task_matched(cfg: Config, task: dict) -> list[dict]:
     lam = sharpness(make(), loss)
     with torch.no_grad():
         target = cfg.match_fraction * float(loss(make(), None))
-    lrs = (np.asarray(cfg.match_tl) / lam if task["opt"] == "gd"
-           else np.asarray(cfg.match_adam_lr))
+    runs, lam_ref = {}, lam
+    if task["opt"] == "gd":
+        # GD tracks the flow only while tau times the sharpness *along the path* stays small;
+        # small blocks can sharpen many times over before the loss halves. So the grid is
+        # placed by lam_ref = max(sharpness at the start, at the crossing of a probe run with
+        # the smallest step), a property of the problem (the flow path), not of the drift.
+        probe = make()
+        tr0 = train(probe, loss, L.laws_for(probe), optimizer="gd",
+                    tau=float(cfg.match_tl[0] / lam), steps=cfg.match_max_steps,
+                    stop_loss=target)
+        if 0 < tr0.steps < cfg.match_max_steps:
+            lam_ref = max(lam, sharpness(probe, loss))
+        if lam_ref == lam:
+            runs[float(cfg.match_tl[0] / lam)] = (probe, tr0)
+        lrs = np.asarray(cfg.match_tl) / lam_ref
+        # out of reach: the smallest step would need more than match_max_steps (decided
+        # from the probe's crossing time, before the grid runs)
+        need = tr0.steps * lam_ref / lam
+        if not 0 < tr0.steps < cfg.match_max_steps or need > cfg.match_max_steps:
+            return [{"lr": float(lr), "lam": lam, "lam_ref": lam_ref, "k_star": -1,
+                     "drift": np.nan, "in_reach": False} for lr in lrs]
+    else:
+        lrs = np.asarray(cfg.match_adam_lr)
     rows = []
     for lr in lrs:
-        model = make()
-        tr = train(model, loss, L.laws_for(model), optimizer=task["opt"], tau=float(lr),
-                   steps=cfg.match_max_steps, stop_loss=target)
+        if float(lr) in runs:
+            model, tr = runs[float(lr)]
+        else:
+            model = make()
+            tr = train(model, loss, L.laws_for(model), optimizer=task["opt"], tau=float(lr),
+                       steps=cfg.match_max_steps, stop_loss=target)
         k = tr.steps
         drift = np.nan
         if 0 < k < cfg.match_max_steps:
@@ -389,14 +470,16 @@ def _task_matched(cfg: Config, task: dict) -> list[dict]:
             err, l_prev = tr.error(), float(tr.loss[-1])
             frac = (l_prev - target) / (l_prev - l_k) if l_prev > l_k else 1.0
             drift = float(err[k - 1] + frac * (err[k] - err[k - 1]))
-        rows.append({"lr": float(lr), "lam": lam, "k_star": k, "drift": drift})
+        rows.append({"lr": float(lr), "lam": lam, "lam_ref": lam_ref, "k_star": k,
+                     "drift": drift, "in_reach": True})
     return rows
 
 
 def matched_progress(cfg: Config) -> pd.DataFrame:
     """Drift at matched learning progress (loss down to match_fraction of its initial value,
     the crossing interpolated between two steps): block, opt (gd / adam), seed, lr, lam,
-    k_star, drift."""
+    lam_ref (GD: the sharpness that places the step grid), k_star, drift, in_reach (False:
+    GD at this seed would need more than match_max_steps at its smallest step)."""
     tasks = [{"block": b, "opt": o, "seed": s} for b in ("swiglu", "mha_rope")
              for o in ("gd", "adam") for s in range(cfg.match_seeds)]
     return _sweep(_task_matched, tasks, cfg, "cl_matched", rounds="seed")

@@ -19,8 +19,13 @@ NAMES = {"gd": "GD", "sgd": "SGD", "heavy_ball": "heavy ball", "adam": "Adam"}
 
 
 def spectra(counts: pd.DataFrame, cfg: Config, names=("gelu", "swiglu", "mha_rope", "moe_topk")):
-    fig, axes = plt.subplots(1, len(names), figsize=(11.0, 3.0), sharey=True)
-    for ax, name in zip(axes, names, strict=True):
+    cols = min(2, len(names))     # at most two panels per row: legible at the column width
+    rows = -(-len(names) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(9.0, 3.0 * rows), sharey=True, squeeze=False)
+    for ax in axes.flat[len(names):]:
+        ax.set_visible(False)
+    axes = axes.flat
+    for ax, name in zip(axes, names, strict=False):
         r = counts[counts.model == name].iloc[0]
         ax.semilogy(np.arange(1, len(r.spectrum_W) + 1), r.spectrum_W, "o", ms=3,
                     color=plotting.color(0), label="$W$ only")
@@ -29,8 +34,9 @@ def spectra(counts: pd.DataFrame, cfg: Config, names=("gelu", "swiglu", "mha_rop
         ax.axvline(r.D - r.theory + 0.5, **plotting.THEORY, label=r"$D - N_{theory}$")
         ax.axhline(cfg.rtol_rank, color="0.6", lw=0.8, ls=":")
         ax.set(title=f"{name} (D={r.D})", xlabel="index", ylim=(1e-19, 3))
-    axes[0].set_ylabel(r"singular value / $s_1$")
-    axes[0].legend(loc="lower left", fontsize=7)
+    for i in range(0, len(names), cols):
+        axes[i].set_ylabel(r"singular value / $s_1$")
+    axes[0].legend(loc="lower left")
     fig.suptitle(f"Spectra of Jacobian rows and brackets ({plotting.scale_tag(cfg.scale, 'random inputs')})")
     return fig
 
@@ -51,7 +57,7 @@ def gd_collapse(win: pd.DataFrame, fits: pd.DataFrame, cfg: Config):
         plotting.loglog(ax, xlabel="step $k$", title=rf"{block}: $\alpha={f.alpha.mean():.2f}$, "
                         rf"$\beta={f.beta.mean():.2f}$")
     axes[0].set_ylabel(r"$\max|h_k - h_0|\;/\;\tau^2$")
-    axes[0].legend(fontsize=7)
+    axes[0].legend()
     fig.suptitle(f"GD: drift divided by $\\tau^2$ collapses "
                  f"({plotting.scale_tag(cfg.scale, 'teacher regression')})")
     return fig
@@ -68,7 +74,7 @@ def optimisers(win: pd.DataFrame, fits: pd.DataFrame, ident: pd.DataFrame, cfg: 
                      label=rf"{NAMES[opt]} ($\alpha$={a:.2f})")
     plotting.loglog(ax, xlabel=r"step size $\tau\lambda_{max}$ (Adam: lr = $\tau/10$)",
                     ylabel=rf"$\max|h_k-h_0|$ at $k={kmax}$", title="RoPE attention")
-    ax.legend(fontsize=7)
+    ax.legend()
     ax = axes[1]
     wd = ident[ident.wd > 0]
     ax.plot(wd.k, wd.abs_h / wd.abs_h.iloc[0], "o", ms=2, color=plotting.color(0),
@@ -98,7 +104,7 @@ def matched(mp: pd.DataFrame, cfg: Config):
                         title=f"{NAMES[opt]}: drift when the loss has halved")
         ax.xaxis.set_minor_formatter(plt.NullFormatter())
         ax.yaxis.set_minor_formatter(plt.NullFormatter())
-        ax.legend(fontsize=7)
+        ax.legend()
     axes[0].set_ylabel(r"$\max|h_{k^*}-h_0|$")
     fig.suptitle(f"Drift at matched learning progress ({plotting.scale_tag(cfg.scale, 'teacher regression')})")
     return fig
@@ -120,7 +126,7 @@ def lm(lm_fits: pd.DataFrame, long: pd.DataFrame, cfg: Config, data: str):
                label="early window")
     ax.set(xscale="log", xlabel=r"window $\max \tau k \lambda_{max}$", ylabel="fitted exponent",
            title="char-LM, GD: exponents vs window", ylim=(0, 3))
-    ax.legend(fontsize=7)
+    ax.legend()
     ax = axes[1]
     styles = {"gd": "-", "sgd": ":", "adam": "--"}
     for opt, g in long.groupby("opt", sort=False):
@@ -130,7 +136,7 @@ def lm(lm_fits: pd.DataFrame, long: pd.DataFrame, cfg: Config, data: str):
         ax.plot([], [], color="0.3", ls=styles[opt], label=f"{NAMES[opt]} (lr {g.lr.iloc[0]:g})")
     ax.set(xscale="log", yscale="log", xlabel="step $k$", ylabel=r"$\max|h_k - h_0|$ per family",
            title="char-LM: laws along training")
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(ncol=2)
     fig.suptitle(f"Char-LM ({plotting.scale_tag(cfg.scale, data)})")
     return fig
 
@@ -151,7 +157,7 @@ def real_data_tau(lm: pd.DataFrame, vit: pd.DataFrame, cfg: Config):
         plotting.loglog(ax, xlabel=r"$\tau\lambda_{max}$",
                         title=f"{title}: early (circles), late (squares)")
     axes[0].set_ylabel(r"$\max|h_k-h_0|\,/\,k$")
-    axes[0].legend(fontsize=7)
+    axes[0].legend()
     fig.suptitle(f"Drift per step on real data ({plotting.scale_tag(cfg.scale, 'text / digits')})")
     return fig
 
@@ -170,8 +176,35 @@ def explore_counts(D_MODEL=4, HIDDEN=3, HEADS=2, HEAD_DIM=2, VALUE_DIM=2, EXPERT
     counts["MoE top-1 renorm."] = L.renorm_top1_count(MoE(d, m, E, 2, topk=1, renorm=True))
     fig, ax = plt.subplots(figsize=(8.0, 3.2))
     ax.bar(range(len(counts)), list(counts.values()), color=plotting.color(0))
-    ax.set_xticks(range(len(counts)), list(counts), rotation=30, ha="right", fontsize=8)
+    ax.set_xticks(range(len(counts)), list(counts), rotation=30, ha="right")
     ax.set(ylabel="independent laws", title=f"Predicted law counts (d={d}, m={m}, H={H}, "
            f"dk={dk}, dv={dv}, E={E})")
-    fig.tight_layout()
+    return fig
+
+
+HEADLINE = {"gelu": "GELU FFN", "silu": "SiLU FFN", "relu": "ReLU FFN", "linear": "linear",
+            "swiglu": "SwiGLU", "mha": "MHA", "mha_sin": "MHA + sin. PE",
+            "mha_rope": "MHA + RoPE", "moe_dense": "MoE softmax", "moe_topk": "MoE top-k",
+            "moe_switch": "MoE Switch top-1", "moe_top1_renorm": "MoE top-1 renorm."}
+
+
+def headline(counts: pd.DataFrame, cfg: Config):
+    """The chapter's main result: the number of independent laws counted numerically,
+    ``D - rank(W + [W, W])``, against the count derived from each block's symmetries."""
+    rows = [(label, counts[counts.model == n].iloc[0]) for n, label in HEADLINE.items()
+            if (counts.model == n).any()]
+    y = np.arange(len(rows))[::-1]
+    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    ax.barh(y, [int(r.laws) for _, r in rows], height=0.6, color=plotting.color(0),
+            label=r"counted: $D - \mathrm{rank}(W + [W,W])$")
+    ax.plot([r.theory for _, r in rows], y, "|", ms=18, mew=2.2, color="0.15",
+            label="derived from the symmetries")
+    for yy, (_, r) in zip(y, rows, strict=True):
+        ax.annotate(f"{int(r.laws)} of D = {int(r.D)}", (max(int(r.laws), r.theory), yy),
+                    xytext=(6, 0), textcoords="offset points", va="center")
+    ax.set_yticks(y, [label for label, _ in rows])
+    ax.set_xlim(0, 1.5 * max(max(int(r.laws), r.theory) for _, r in rows))
+    ax.set(xlabel="independent conservation laws",
+           title=f"Laws per block (d={cfg.d}, m={cfg.m}, H={cfg.H}, E={cfg.E}, k={cfg.k})")
+    ax.legend(loc="upper right")
     return fig

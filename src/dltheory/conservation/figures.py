@@ -43,7 +43,7 @@ def spectra(counts: pd.DataFrame, cfg: Config, names=("gelu", "swiglu", "mha_rop
 
 def gd_collapse(win: pd.DataFrame, fits: pd.DataFrame, cfg: Config):
     blocks = list(dict.fromkeys(win.block))
-    fig, axes = plt.subplots(1, len(blocks), figsize=(11.0, 3.3))
+    fig, axes = plt.subplots(1, len(blocks), figsize=(10.0, 3.4))
     for ax, block in zip(axes, blocks, strict=True):
         w = win[(win.block == block) & (win.opt == "gd") & (win.seed == 0)]
         for i, (tau, g) in enumerate(w.groupby("tau")):

@@ -35,16 +35,6 @@
 # wants the rich, PT-dependent regime ($\lambda_{PT}$ just above $-1$); new features want
 # learning from scratch ($\lambda_{PT}=-1$). A smaller first layer is the lever.
 # ```
-#
-# ```{admonition} What is reconstructed
-# :class: warning
-# Only the paper's abstract, introduction, a summary and the first author's public code
-# were available. The potentials, the replica equations and the data model were re-derived
-# from scratch and are checked numerically here; they match the summary's Theorem 4.1 up to
-# constant factors (see *Conventions*). The nonlinear experiments (ResNet-18 on CIFAR-100,
-# transformers on modular addition) are replaced by small stand-ins of this book's own
-# design (a ReLU net on digits, a tiny transformer on $\mathbb Z_{30}$); their verdicts are soft.
-# ```
 
 # %% tags=["remove-cell"]
 # Install dltheory in Colab only; elsewhere say how (plain Python, no magics).
@@ -60,7 +50,7 @@ if importlib.util.find_spec("dltheory") is None:
         sys.exit("dltheory is not installed: run `pip install -e .` in the repository "
                  "(or activate its environment: `. .venv/bin/activate`)")
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 from dltheory import runtime
 
 SCALE = runtime.scale()  # smoke | standard | paper
@@ -77,7 +67,7 @@ GAMMA = 1e-3      # readout re-initialisation: 1e-4 to 1
 # than 6 expected active coordinates at the scale's largest D (450 at smoke: e.g. RHO_PT*RHO_SH
 # < 0.013) is still simulated and drawn, but enters no evidence claim (INCONCLUSIVE if none is left).
 
-# %%
+# %% tags=["hide-input"]
 import numpy as np
 
 from dltheory import claims, plotting
@@ -90,6 +80,28 @@ rt = runtime.setup(SCALE, config=cfg)
 cfg = cfg.replace(device=str(rt.device))
 plotting.use_style()
 ledger = claims.Ledger("pretrain_finetune", scale=SCALE, device=rt.device)
+
+# %% tags=["remove-input"]
+# The chapter's main sweeps (reused in sections 4 and 5): replica curves and exact minimisers.
+curves = experiments.replica_curves(cfg)
+sim = experiments.regimes_vs_sim(cfg)
+runtime.show(figures.headline(curves, sim, cfg), "pf_headline")
+
+# %% [markdown]
+# *Which initialisation fine-tunes best depends on the task.* Replica theory (lines) and
+# exact finite-$D$ fine-tuned solutions (markers, mean ± s.e.) against the relative scale
+# $\lambda_{PT}$ of the pretrained first layer; the star marks the theory's best
+# $\lambda_{PT}$ for each task (§5).
+#
+# ```{admonition} What is reconstructed
+# :class: warning
+# Only the paper's abstract, introduction, a summary and the first author's public code
+# were available. The potentials, the replica equations and the data model were re-derived
+# from scratch and are checked numerically here; they match the summary's Theorem 4.1 up to
+# constant factors (see *Conventions*). The nonlinear experiments (ResNet-18 on CIFAR-100,
+# transformers on modular addition) are replaced by small stand-ins of this book's own
+# design (a ReLU net on digits, a tiny transformer on $\mathbb Z_{30}$); their verdicts are soft.
+# ```
 
 # %% [markdown]
 # ## Conventions
@@ -287,8 +299,7 @@ checks.shown(ledger, checks.regimes, cfg)
 # II: $+1$, III: $c_{PT}=10$, $\lambda_{PT}=0$, IV: $\lambda_{PT}=\lambda_{IV}$.
 
 # %%
-curves = experiments.replica_curves(cfg)
-sim = experiments.regimes_vs_sim(cfg)
+# curves, sim: the replica curves and exact minimisers of the headline figure (top)
 gd = experiments.gd_vs_exact(cfg)
 l2_dev = max(abs(replica_error(FULL_OVERLAP, a, 1e3, 0.0, 1e-3).error - (1 - a)) for a in (0.15, 0.3, 0.5))
 
@@ -308,23 +319,21 @@ runtime.show(figures.replica_vs_sim(curves, sim, cfg), "pf_replica_vs_sim")
 # minimiser of the potential with the formula's $c_d$, in regimes II, III and IV and once
 # with a large readout $\gamma = 1$, where the $\gamma^2$ term shapes $c_d$.
 # `PF.replica.l2_limit` is an identity: the equations against their own $\ell_2$ limit
-# $e = 1-\alpha$.
+# $e = 1-\alpha$. `PF.replica.defined` asks that the theory give a prediction at all: if the
+# formula for $c_d$ produced a zero or negative scale somewhere in the declared domain, the
+# equations would have no solution there, and that counts as a failed prediction.
 
 # %%
-checks.shown(ledger, checks.replica, cfg, sim, l2_dev)
+checks.shown(ledger, checks.replica, cfg, curves, sim, l2_dev)
 checks.shown(ledger, checks.gd, cfg, gd)
 
 # %% [markdown]
 # ## 5. Which regime wins depends on the task
 #
-# Sweep $\lambda_{PT}$ at $c_{PT}$, $\gamma$ and $\alpha_{FT}$ of the parameters cell (replica
-# theory, dashed), with the simulated regime settings I ($\lambda=-1$), IV ($\lambda_{IV}$)
-# and II ($+1$) as markers.
-
-# %% tags=["hide-input"]
-runtime.show(figures.lambda_sweeps(curves, sim, cfg), "pf_lambda_sweeps")
-
-# %% [markdown]
+# The figure at the top of the chapter sweeps $\lambda_{PT}$ at $c_{PT}$, $\gamma$ and
+# $\alpha_{FT}$ of the parameters cell (replica theory, dashed), with the simulated regime
+# settings I ($\lambda=-1$), IV ($\lambda_{IV}$) and II ($+1$) as markers.
+#
 # At the default setting the minimum moves with the task as the paper says: full overlap is
 # best at $\lambda_{PT}=+1$ (reuse the pretrained features lazily); a sparse subset of PT
 # features is best at a negative $\lambda_{PT}$ just above $-1$ (regime IV: select among the
@@ -491,7 +500,7 @@ runtime.display(checks.shown(ledger, checks.vision, cfg, vis).round(4))
 checks.shown(ledger, checks.modadd, cfg, experiments.modadd(cfg) if cfg.modadd_seeds else None)
 
 # %% [markdown]
-# ## How it is computed
+# ## 10. How it is computed
 #
 # Every simulated point of §§4-8 is an exact minimiser of the FT potential under the
 # interpolation constraint, found through the smooth dual by Newton's method with
@@ -503,6 +512,18 @@ checks.shown(ledger, checks.modadd, cfg, experiments.modadd(cfg) if cfg.modadd_s
 # ```
 # ````
 #
+# ## Explore
+#
+# The replica FT error against $\lambda_{PT}$ for the three tasks, redrawn as you move the
+# knobs (theory only; in Jupyter or Colab these are sliders, in the book the default).
+
+# %% tags=["hide-input"]
+plotting.explore(figures.explore_lambda, name="pf_explore", rho_pt=(0.01, 0.5, 0.01, RHO_PT),
+                 rho_sh=(0.05, 0.5, 0.05, RHO_SH), rho_new=(0.01, 0.2, 0.01, RHO_NEW),
+                 alpha_ft=(0.1, 0.6, 0.05, ALPHA_FT), log10_c=(-4.0, 1.0, 0.25, float(np.log10(C_PT))),
+                 log10_gamma=(-4.0, 0.0, 0.25, float(np.log10(GAMMA))))
+
+# %% [markdown]
 # ## Exercises
 #
 # 1. Show from §1 that rebalancing gives $c_d = (1+\lambda_{PT})(c_{PT} +
@@ -525,17 +546,6 @@ checks.shown(ledger, checks.modadd, cfg, experiments.modadd(cfg) if cfg.modadd_s
 # coordinates PT used cheaper than the others, and the FT solution of a task that needs the
 # other coordinates leaks onto the pretrained ones.
 # ```
-#
-# ## Explore
-#
-# The replica FT error against $\lambda_{PT}$ for the three tasks, redrawn as you move the
-# knobs (theory only; in Jupyter or Colab these are sliders, in the book the default).
-
-# %% tags=["hide-input"]
-plotting.explore(figures.explore_lambda, name="pf_explore", rho_pt=(0.01, 0.5, 0.01, RHO_PT),
-                 rho_sh=(0.05, 0.5, 0.05, RHO_SH), rho_new=(0.01, 0.2, 0.01, RHO_NEW),
-                 alpha_ft=(0.1, 0.6, 0.05, ALPHA_FT), log10_c=(-4.0, 1.0, 0.25, float(np.log10(C_PT))),
-                 log10_gamma=(-4.0, 0.0, 0.25, float(np.log10(GAMMA))))
 
 # %% [markdown]
 # ## Claims

@@ -39,7 +39,7 @@ def _regime_claims(tmp_path):
 
 def _sim_claims(tmp_path):
     led = _ledger(tmp_path)
-    checks.replica(led, CFG_SIM, experiments.regimes_vs_sim(CFG_SIM, cache=False), 0.0)
+    checks.replica(led, CFG_SIM, None, experiments.regimes_vs_sim(CFG_SIM, cache=False), 0.0)
     return {cid: c.verdict for cid, c in led.claims.items()}
 
 
@@ -59,3 +59,17 @@ def test_entry_is_caught(mid, tmp_path):
            else _small_claims)
     assert mutations.flips(m, lambda: run(tmp_path)) == {
         c: (claims.PASS, claims.FAIL) for c in m.catches}
+
+
+def test_undefined_replica_is_a_failed_claim(tmp_path):
+    """Without the gamma^2 term, c_d = 0 at lambda_PT = -1: the replica equations have no
+    solution there, and the chapter records PF.replica.defined as FAIL instead of crashing."""
+    m = ENTRIES["pretrain_finetune:ft_scale_drop_gamma"]
+    cfg = Config.for_scale("smoke", d_sim=200, n_seeds=2, alphas_sim=(0.3,), alpha_ft=0.3)
+
+    def run():
+        led = _ledger(tmp_path)
+        checks.replica(led, cfg, None, experiments.regimes_vs_sim(cfg, cache=False), 0.0)
+        return {cid: c.verdict for cid, c in led.claims.items()}
+
+    assert mutations.flips(m, run, ("PF.replica.defined",)) == {"PF.replica.defined": (claims.PASS, claims.FAIL)}

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
+from ..claims import Claim
 from .regimes import CORNERS, l_order_pd
 from .vision import mean_ci
 
@@ -25,13 +26,24 @@ def _agg(df: pd.DataFrame, keys) -> pd.DataFrame:
 def shown(ledger, record, *args, **kw):
     """``record(ledger, *args, **kw)`` (one of the functions below), then one line per claim it
     recorded (the claim's one-line verdict), so a check cell shows its verdicts; returns
-    ``record``'s result."""
+    ``record``'s result (None instead of a single claim, which the line already shows)."""
     before = set(ledger.claims)
     out = record(ledger, *args, **kw)
     for cid, c in ledger.claims.items():
         if cid not in before:
-            print(repr(c))
-    return out
+            print(verdict_line(c))
+    return None if isinstance(out, Claim) else out
+
+
+def verdict_line(c) -> str:
+    """``id [kind]: VERDICT (measured m, required t, resolves r)``: the claim's one-line
+    verdict without its note (the note is in the claims table)."""
+    parts = ["not measured" if c.measured is None else f"measured {c.measured:.4g}"]
+    if c.tolerance:
+        parts.append(f"required {c.tolerance}")
+    if c.resolution is not None:
+        parts.append(f"resolves {100 * c.resolution:.0f}%")
+    return f"{c.id} [{c.kind}]: {c.verdict} ({', '.join(parts)})"
 
 
 def _skipped(ledger, df: pd.DataFrame, claims_) -> bool:
@@ -56,7 +68,7 @@ def _reach(cfg, df: pd.DataFrame) -> pd.DataFrame:
     return df[df.task.map(cfg.reachable)]
 
 
-def _ratio_claim(ledger, cfg, id_, statement, agg: pd.DataFrame, note: str = "", rounds=None):
+def _ratio_claim(ledger, cfg, id_, statement, agg: pd.DataFrame, note: str = "", rounds=None, tol=None):
     note = "; ".join(x for x in (note, cfg.unreachable_note(list(dict.fromkeys(agg.task)))) if x)
     agg = _reach(cfg, agg)
     use = agg[agg.replica >= cfg.ratio_floor]
@@ -64,7 +76,8 @@ def _ratio_claim(ledger, cfg, id_, statement, agg: pd.DataFrame, note: str = "",
         return ledger.inconclusive(id_, statement, kind="hard", note=f"no point within reach with replica "
                                    f"error >= {cfg.ratio_floor}" + (f"; {note}" if note else ""))
     r = (use.sim / use.replica).to_numpy()
-    return ledger.check(id_, statement, float(np.median(r)), predicted=1.0, tol=cfg.ratio_tol, rounds=rounds,
+    return ledger.check(id_, statement, float(np.median(r)), predicted=1.0, tol=cfg.ratio_tol if tol is None else tol,
+                        rounds=rounds,
                         note=f"{len(use)} points with replica >= {cfg.ratio_floor}; ratios in "
                              f"[{r.min():.2f}, {r.max():.2f}]" + (f"; {note}" if note else ""))
 
@@ -75,13 +88,14 @@ def flow(ledger, cfg, small: pd.DataFrame):
     g = small.groupby("tau", sort=False)[["w_err", "inv_err"]].max()
     err, drift = g.w_err.to_numpy(), g.inv_err.to_numpy()
     worst = lambda r: float(r[np.argmax(np.abs(r - cfg.ratio_pred))])
-    ledger.check("PF.flow.closed_form", "GD weights -> closed form: the error halves with the step "
-                 "(worst ratio over successive halvings)", worst(err[:-1] / err[1:]),
+    ledger.check("PF.flow.closed_form", "GD weights approach the closed-form flow: the error halves with the step "
+                 "(worst ratio per halving)", worst(err[:-1] / err[1:]),
                  predicted=cfg.ratio_pred, tol=cfg.ratio_width,
                  note=f"errors {np.array2string(err, precision=2)} at tau {list(g.index)}")
-    ledger.check("PF.flow.closed_form_abs", "closed-form weight error at tau = 0.01 (max over c, lambda)",
+    ledger.check("PF.flow.closed_form_abs", r"closed-form weight error at $\tau = 0.01$ (max over $c$, $\lambda$)",
                  float(g.loc[0.01, "w_err"]), hi=cfg.bias_atol)
-    ledger.check("PF.flow.invariants", "w^2 - v^2 = c*lam and w+w- + v+v- = c drift O(tau) (worst ratio)",
+    ledger.check("PF.flow.invariants", r"$w_\pm^2 - v_\pm^2 = c\lambda$ and $w_+w_- + v_+v_- = c$ drift as $O(\tau)$ "
+                 "(worst ratio per halving)",
                  worst(drift[:-1] / drift[1:]), predicted=cfg.ratio_pred, tol=cfg.ratio_width,
                  note=f"drift at tau=0.01: {g.loc[0.01, 'inv_err']:.2e}")
 
@@ -89,15 +103,17 @@ def flow(ledger, cfg, small: pd.DataFrame):
 def bias(ledger, cfg, small: pd.DataFrame):
     """GD-trained PT and FT solutions against the exact minimisers of their potentials."""
     s = small[small.tau == 0.01]
-    ledger.check("PF.bias.pt", "GD-pretrained beta = argmin sum c psi(beta/c) (max |diff|, tau=0.01)",
+    ledger.check("PF.bias.pt", r"GD-pretrained $\beta$ is the minimiser of $\sum_d c\,\psi(\beta_d/c)$ "
+                 r"(max abs difference, $\tau = 0.01$)",
                  s.pt_gap.max(), hi=cfg.bias_atol)
-    ledger.check("PF.bias.pt_not_l1_l2", "the PT minimiser differs from min-l1 and min-l2 by more than "
-                 "10x the GD tolerance (min distance)", s.pt_sep.min(), lo=10 * cfg.bias_atol, kind="identity",
+    ledger.check("PF.bias.pt_not_l1_l2", r"the PT minimiser differs from min-$\ell_1$ and min-$\ell_2$ by more than "
+                 "10 times the GD tolerance (min distance)", s.pt_sep.min(), lo=10 * cfg.bias_atol, kind="identity",
                  note="a property of the minimisers alone (no training): it shows that PF.bias.pt "
                       "could tell the three apart")
-    ledger.check("PF.bias.ft", "rebalanced FT: GD = argmin sum c_d psi(beta/c_d) (max |diff|, tau=0.01)",
+    ledger.check("PF.bias.ft", r"rebalanced FT: GD finds the minimiser of $\sum_d c_d\,\psi(\beta_d/c_d)$ "
+                 r"(max abs difference, $\tau = 0.01$)",
                  s.ft_gap.max(), hi=cfg.bias_atol)
-    ledger.check("PF.bias.ft_tilted", "non-rebalanced FT: GD = argmin of the tilted potential (max |diff|)",
+    ledger.check("PF.bias.ft_tilted", "non-rebalanced FT: GD finds the minimiser of the tilted potential (max abs difference)",
                  s.til_gap.max(), hi=cfg.bias_atol,
                  note=f"tilted vs rebalanced minimisers differ by up to {s.til_vs_reb.max():.2f}")
 
@@ -109,20 +125,31 @@ def regimes(ledger, cfg):
     for k in CORNERS.values():
         e_, p_ = l_order_pd(k["beta_ft"], k["beta_pt"], k["c_pt"], k["lam_pt"], k["gamma"])
         err = max(err, abs(float(e_) - k["expect"][0]), abs(float(p_) - k["expect"][1]))
-    ledger.check("PF.regimes.corners", "(l, PD) at the four regime corners vs the regime table",
+    ledger.check("PF.regimes.corners", r"$(\ell, \mathrm{PD})$ at the four regime corners vs the regime table",
                  err, hi=0.02, kind="identity", note="the table was computed from the same formula")
     bf, bp, lc, lg = np.meshgrid(np.logspace(-3, 2, 15), np.logspace(-3, 2, 15), np.linspace(-5, 2, 10),
                                  np.linspace(-4, 1, 6), indexing="ij")
     sums = np.concatenate([np.add(*l_order_pd(bf, bp, 10.0**lc, lam, 10.0**lg)).ravel()
                            for lam in np.linspace(-1, 1, 11)])
-    ledger.check("PF.tradeoff", "1 <= l + PD <= 2 on a grid of (|b_FT|, |b_PT|, c, lambda, gamma) (max violation)",
+    ledger.check("PF.tradeoff", r"$1 \le \ell + \mathrm{PD} \le 2$ on a grid of $(|\beta_{FT}|, |\beta_{PT}|, c, \lambda, \gamma)$ "
+                 "(max violation)",
                  max(0.0, 1 - sums.min(), sums.max() - 2), hi=1e-9, kind="identity",
                  note=f"{sums.size} points; an algebraic identity of the closed form")
 
 
 # ----------------------------------------------------------------------------- section 4
-def replica(ledger, cfg, sim: pd.DataFrame, l2_dev: float):
-    ledger.check("PF.replica.l2_limit", "replica e = (1 - alpha) E B^2 at c = 1e3 (max abs diff)",
+def replica(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame, l2_dev: float):
+    """The replica theory: it gives a prediction at every in-domain point (a theory that
+    cannot is a failed prediction, not a crash), its l2 limit, and its agreement with the
+    exact finite-D minimisers."""
+    tabs = [t for t in (curves, sim) if t is not None and len(t)]
+    n_pts = sum(len(t) for t in tabs)
+    undefined = sum(int(t.replica.isna().sum()) for t in tabs)
+    ledger.check("PF.replica.defined", "the replica equations give a prediction at every in-domain point the "
+                 "chapter evaluates (count of points without one)", undefined, hi=0,
+                 note=f"{n_pts} replica values (curves and simulated points); a non-positive FT scale $c_d$ "
+                      "leaves the equations without a solution")
+    ledger.check("PF.replica.l2_limit", r"replica error $e = (1 - \alpha)\,\mathbb{E}B^2$ at $c = 10^3$ (max abs difference)",
                  l2_dev, hi=0.01, kind="identity",
                  note="the fixed-point equations against their own closed-form l2 limit")
     st = "replica vs exact minimisers: Spearman rank correlation over all points"
@@ -131,6 +158,7 @@ def replica(ledger, cfg, sim: pd.DataFrame, l2_dev: float):
         return None
     a = _agg(sim, ["task", "regime", "alpha"])
     r = _reach(cfg, a)
+    r = r[np.isfinite(r.replica)]  # points without a replica value: PF.replica.defined
     if len(r) < 3:
         ledger.inconclusive("PF.replica.vs_sim", st, kind="hard", note=cfg.unreachable_note())
     else:
@@ -144,8 +172,8 @@ def replica(ledger, cfg, sim: pd.DataFrame, l2_dev: float):
 
 def gd(ledger, cfg, gd: pd.DataFrame):
     """Networks trained by GD against the exact minimiser of the FT potential."""
-    st = ("networks trained by GD (tau and tau/2, extrapolated to tau -> 0) vs the exact minimiser: "
-          "max |e_GD - e_exact| / (e_exact + gd_atol)")
+    st = (r"networks trained by GD (steps $\tau$ and $\tau/2$, extrapolated to $\tau \to 0$) vs the exact "
+          r"minimiser: max $|e_{GD} - e_{exact}| / (e_{exact} + a)$, $a$ = gd_atol")
     if _skipped(ledger, gd, [("PF.replica.vs_gd", st, "hard")]):
         return
     rel = ((gd.gd_flow - gd.exact).abs() / (gd.exact + cfg.gd_atol)).max()
@@ -174,7 +202,7 @@ def best_lambda(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.Data
         b = float(best.loc[task, "lam"])
         e_at = lam[lam.task == task].set_index("lam").replica
         ledger.check(f"PF.best_lambda.{task.replace(' ', '_')}",
-                     f"{task}: the replica's best lambda_PT is {want} (alpha_FT={cfg.alpha_ft:g})", b,
+                     f"{task}: the replica's best $\\lambda_{{PT}}$ is {want} ($\\alpha_{{FT}} = {cfg.alpha_ft:g}$)", b,
                      kind="soft", **kw,
                      note=f"errors: {', '.join(f'{x:g}: {v:.3f}' for x, v in e_at.items())}; "
                           f"spread over lambda {spread[task]:.3f}")
@@ -205,15 +233,15 @@ def best_lambda(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.Data
 # ----------------------------------------------------------------------------- section 6
 def knobs(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
     """gamma and c_PT sweeps: simulated vs replica values, and the direction of each effect."""
-    st = ("simulation never contradicts the replica's direction of the gamma and c_PT effects (count of "
-          "significant contradictions)")
-    st_r = "gamma and c_PT sweeps: median of simulated / replica error"
+    st = (r"simulation never contradicts the replica's direction of the $\gamma$ and $c_{PT}$ effects "
+          "(count of significant contradictions)")
+    st_r = r"$\gamma$ and $c_{PT}$ sweeps: median of simulated / replica error"
     if _skipped(ledger, sim, [("PF.knobs.vs_sim_ratio", st_r, "hard"), ("PF.knobs.direction", st, "hard")]):
         return pd.DataFrame()
     rounds = _rounds(cfg, sim)
     sim = sim.assign(value=np.where(sim.knob == "gamma", sim.gamma, sim.c))
     a = _agg(sim, ["knob", "task", "value"])
-    _ratio_claim(ledger, cfg, "PF.knobs.vs_sim_ratio", st_r, a, rounds=rounds)
+    _ratio_claim(ledger, cfg, "PF.knobs.vs_sim_ratio", st_r, a, rounds=rounds, tol=cfg.ratio_tol_knobs)
     rows, bad, n_sig = [], 0, 0
     groups = list(_reach(cfg, sim).groupby(["knob", "task"], sort=False))
     k = cfg.t_crit(sim.seed.nunique(), max(1, len(groups)))
@@ -238,10 +266,14 @@ def knobs(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------------- section 7
+LP_ST = (r"learned $(\ell, \mathrm{PD})$ go from about $(1, 0)$ at $\lambda_{PT} = -1$ to about $(2, -1)$ "
+         r"at $\lambda_{PT} = +1$ (max sup-distance)")
+LP_TRADE = r"learned points satisfy $\ell + \mathrm{PD} \ge 1$"
+
+
 def learned_path(ledger, cfg, path: pd.DataFrame):
-    if _skipped(ledger, path, [("PF.learned_path", "learned (l, PD) go from ~(1, 0) at lam=-1 to ~(2, -1) at "
-                                "lam=+1 (max sup-distance)", "hard"),
-                               ("PF.learned_path.tradeoff", "learned points satisfy l + PD >= 1", "soft")]):
+    if _skipped(ledger, path, [("PF.learned_path", LP_ST, "hard"),
+                               ("PF.learned_path.tradeoff", LP_TRADE, "soft")]):
         return
     p = path[["ell", "pd"]].to_numpy()
     rich = cfg.c_pt <= 1e-2 and cfg.gamma <= 1e-2
@@ -249,11 +281,11 @@ def learned_path(ledger, cfg, path: pd.DataFrame):
     dist = float(max(np.abs(p[0] - [1.0, 0.0]).max(), np.abs(p[-1] - [2.0, -1.0]).max()))
     why = ("" if rich else "; c_PT or gamma > 1e-2: the corners are not the theory's limits here") + (
         "" if reach else "; " + cfg.unreachable_note(["full overlap"]))
-    ledger.check("PF.learned_path", "learned (l, PD) go from ~(1, 0) at lam=-1 to ~(2, -1) at lam=+1 "
-                 "(max sup-distance)", dist, hi=0.25, kind="hard" if rich and reach else "soft",
+    ledger.check("PF.learned_path", LP_ST, dist, hi=0.25, kind="hard" if rich and reach else "soft",
+                 allow_nonfinite=True,
                  note=f"start {np.round(p[0], 3).tolist()}, end {np.round(p[-1], 3).tolist()}" + why)
-    ledger.check("PF.learned_path.tradeoff", "learned points satisfy l + PD >= 1", float(p.sum(1).min()),
-                 lo=1 - 1e-9, kind="identity", note="the trade-off holds for any beta (section 3)")
+    ledger.check("PF.learned_path.tradeoff", LP_TRADE, float(p.sum(1).min()),
+                 lo=1 - 1e-9, kind="identity", allow_nonfinite=True, note="the trade-off holds for any beta (section 3)")
 
 
 # ----------------------------------------------------------------------------- section 8
@@ -261,18 +293,18 @@ def imperfect(ledger, cfg, th: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
     piv = th.pivot_table(index=["alpha_pt", "alpha_ft"], columns="lam", values="replica")
     perfect = piv.loc[1.0]
     gap_perfect = float((perfect[1.0] - perfect.min(axis=1)).max())
-    ledger.check("PF.imperfect_pt.perfect", "perfect PT: lambda_PT = +1 attains the minimal replica error "
-                 "(max over alpha_FT of e(+1) - min e)", gap_perfect, hi=1e-6, kind="soft")
+    ledger.check("PF.imperfect_pt.perfect", r"perfect PT: $\lambda_{PT} = +1$ attains the minimal replica error "
+                 r"(max over $\alpha_{FT}$ of $e(+1) - \min e$)", gap_perfect, hi=1e-6, kind="soft")
     a_ft = max(cfg.alphas_ft_imperfect)
     row = piv.loc[(cfg.alpha_pt, a_ft)]
     lam_best = float(row.idxmin())
     margin = float(row[1.0] - row.min())
-    ledger.check("PF.imperfect_pt", f"imperfect PT (alpha_PT={cfg.alpha_pt:g}, alpha_FT={a_ft:g}): the replica's "
-                 "best lambda_PT is negative", lam_best, hi=-1e-9, kind="soft",
+    ledger.check("PF.imperfect_pt", f"imperfect PT ($\\alpha_{{PT}} = {cfg.alpha_pt:g}$, $\\alpha_{{FT}} = {a_ft:g}$): the replica's "
+                 r"best $\lambda_{PT}$ is negative", lam_best, hi=-1e-9, kind="soft",
                  note=f"margin e(+1) - e(best) = {margin:.4f}")
-    st = f"simulation: lambda_PT = {lam_best:g} beats +1 (paired e(+1) - e({lam_best:g}) > 0)"
+    st = f"simulation: $\\lambda_{{PT}} = {lam_best:g}$ beats $+1$ (paired $e(+1) - e({lam_best:g}) > 0$)"
     if _skipped(ledger, sim, [("PF.imperfect_pt.sim", st, "soft"),
-                              ("PF.imperfect_pt.margin", f"simulation: e(+1) - e({lam_best:g}) equals the "
+                              ("PF.imperfect_pt.margin", f"simulation: $e(+1) - e({lam_best:g})$ equals the "
                                "replica's margin (tolerance order_k paired s.e.)", "soft")]):
         return piv.reset_index()
     if cfg.rho_pt * cfg.d_imp < cfg.min_active:
@@ -288,7 +320,7 @@ def imperfect(ledger, cfg, th: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
         ledger.inconclusive("PF.imperfect_pt.sim", st, m, note=note + f"; |z| < {cfg.order_k:g}")
     else:
         ledger.check("PF.imperfect_pt.sim", st, m, lo=0.0, note=note)
-    st = (f"simulation: e(+1) - e({lam_best:g}) equals the replica's margin "
+    st = (f"simulation: $e(+1) - e({lam_best:g})$ equals the replica's margin "
           "(tolerance order_k paired s.e.)")
     if cfg.d_imp < cfg.margin_d_min:
         ledger.inconclusive("PF.imperfect_pt.margin", st, m, kind="soft",
@@ -319,9 +351,9 @@ def vision(ledger, cfg, vis: pd.DataFrame) -> pd.DataFrame:
     d = lambda a, b: (piv[a] - piv[b]).to_numpy()
     rows = []
     for id_, st, a, b, note in (
-            ("PF.vision.early_scale", "smaller first-layer scale (kappa=0.25) helps FT accuracy",
+            ("PF.vision.early_scale", r"smaller first-layer scale ($\kappa = 0.25$) helps FT accuracy",
              "small first layer (kappa=0.25)", "default", ""),
-            ("PF.vision.readout_gamma", "smaller readout re-init (gamma=0.1) helps FT accuracy",
+            ("PF.vision.readout_gamma", r"smaller readout re-initialisation ($\gamma = 0.1$) helps FT accuracy",
              "small readout (gamma=0.1)", "default", ""),
     ):
         c = _sign_claim(ledger, id_, f"digits stand-in, all FT tasks: {st}", d(a, b), note)
@@ -333,7 +365,7 @@ def vision(ledger, cfg, vis: pd.DataFrame) -> pd.DataFrame:
     for t in piv.index.levels[0]:
         key = t.split(" (")[0].replace(" ", "_")
         c = _sign_claim(ledger, f"PF.vision.pt_init_scale.{key}", f"digits stand-in, {t}: decreasing the PT "
-                        "initialisation scale degrades FT (acc(x2) - acc(x0.5) > 0)",
+                        "initialisation scale degrades FT (accuracy at ×2 minus at ×0.5 > 0)",
                         (piv.loc[t][a] - piv.loc[t][b]).to_numpy(),
                         note="the paper's direction for c_PT; the diagonal theory's depends on the task")
         verdicts[t] = float((piv.loc[t][a] - piv.loc[t][b]).mean())
@@ -342,9 +374,9 @@ def vision(ledger, cfg, vis: pd.DataFrame) -> pd.DataFrame:
     pr_drop = float((k.pr_post / k.pr_pre).mean())
     ensd_ratio = float((k.ensd / k.pr_post).mean())
     dflt = vis[vis.intervention == "default"]
-    ledger.check("PF.vision.pr_drop", "kappa=0.25: the representation compresses (PR_post/PR_pre < 1)",
+    ledger.check("PF.vision.pr_drop", r"$\kappa = 0.25$: the representation compresses ($\mathrm{PR}_{post}/\mathrm{PR}_{pre} < 1$)",
                  pr_drop, hi=1.0, kind="soft")
-    ledger.check("PF.vision.ensd", "kappa=0.25: it stays aligned with the pre-FT one (ENSD/PR_post >= 0.8)",
+    ledger.check("PF.vision.ensd", r"$\kappa = 0.25$: it stays aligned with the pre-FT one ($\mathrm{ENSD}/\mathrm{PR}_{post} \ge 0.8$)",
                  ensd_ratio, lo=0.8, kind="soft",
                  note=f"default intervention: ENSD/PR_post = {float((dflt.ensd / dflt.pr_post).mean()):.3f}")
     return pd.DataFrame(rows)

@@ -51,17 +51,18 @@ def regimes_map(cfg):
         fig.colorbar(im, ax=ax)
         ax.set_xlabel(r"$\lambda_{PT}$")
         ax.set_ylabel(r"$\log_{10} c_{PT}$")
-        ax.set_title(f"{name} at $|\\beta_{{FT}}|=|\\beta_{{PT}}|=1$, $\\gamma={cfg.gamma:.0e}$", fontsize=9)
+        ax.set_title(name)
         ax.grid(False)
     axes[2].plot(_TRI[:, 0], _TRI[:, 1], color="0.3", lw=1)
     axes[2].scatter(ell.ravel()[::7], pd_.ravel()[::7], s=3, c=LL.ravel()[::7], cmap="coolwarm", alpha=0.6)
     for name, k in CORNERS.items():
         e_, p_ = l_order_pd(k["beta_ft"], k["beta_pt"], k["c_pt"], k["lam_pt"], k["gamma"])
-        axes[2].annotate(name, (float(e_), float(p_)), fontsize=10, weight="bold")
+        axes[2].annotate(name, (float(e_), float(p_)), weight="bold")
     axes[2].set_xlabel(r"$\ell$-order")
     axes[2].set_ylabel("PD")
-    axes[2].set_title(r"all points lie in $1 \leq \ell+\mathrm{PD} \leq 2$", fontsize=9)
-    fig.suptitle(f"Regimes of the FT potential ({plotting.scale_tag(cfg.scale, 'closed form')})", fontsize=10)
+    axes[2].set_title(r"$1 \leq \ell+\mathrm{PD} \leq 2$")
+    fig.suptitle(f"Regimes of the FT potential at $|\\beta_{{FT}}|=|\\beta_{{PT}}|=1$, $\\gamma={cfg.gamma:.0e}$ "
+                 f"({plotting.scale_tag(cfg.scale, 'closed form')})")
     return fig
 
 
@@ -78,23 +79,23 @@ def replica_vs_sim(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
             plotting.theory(ax, c.alpha, c.replica, color=col, label=None)
             s = m[(m.task == t) & (m.regime == r)]
             plotting.sim(ax, s.alpha, s.sim, yerr=s["sem"], color=col, label=f"regime {r}")
-        ax.set_title(str(cfg.tasks[t]).replace("Task", t + " "), fontsize=8)
+        ax.set_title(f"{t} ($\\rho_{{FT}}$={cfg.task_rho[t]:.2g})")
         ax.set_xlabel(r"$\alpha_{FT} = N_{FT}/D$")
     axes[0].set_ylabel(r"FT error $\|\hat\beta-\beta^*\|^2/\|\beta^*\|^2$")
     if axes[0].get_legend_handles_labels()[0]:
-        axes[0].legend(fontsize=7)
-    fig.suptitle(f"Replica (dashed) vs exact minimisers (markers; D={cfg.d_eff}, {cfg.n_seeds} seeds; "
-                 f"{plotting.scale_tag(cfg.scale, 'teacher-student')})", fontsize=10)
+        axes[0].legend()
+    fig.suptitle(f"Replica (dashed) vs exact minimisers (D={cfg.d_eff}, {cfg.n_seeds} seeds; "
+                 f"{plotting.scale_tag(cfg.scale)})")
     return fig
 
 
-def lambda_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
+def lambda_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg, title: str | None = None):
     lam = curves[curves.curve == "lambda"]
     sim = _cols(sim, ["task", "regime", "alpha", "sim"])
     s = _mean(sim[(sim.alpha == cfg.alpha_ft) & sim.regime.isin(["I", "II", "IV"])], ["task", "regime"])
     lam_of = {r: cfg.regimes[r][1] for r in ("I", "II", "IV")}
     xs = {x: i for i, x in enumerate(cfg.lams)}
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
     for i, (t, g) in enumerate(lam.groupby("task", sort=False)):
         col = plotting.color(i)
         pos = np.interp(g.lam, cfg.lams, np.arange(len(cfg.lams)))
@@ -108,10 +109,16 @@ def lambda_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
     ax.set_yscale("log")
     ax.set_xlabel(r"$\lambda_{PT}$ (first layer small $\leftarrow$ $\rightarrow$ large)")
     ax.set_ylabel("FT error")
-    ax.set_title(f"Best relative scale per task, α_FT={cfg.alpha_ft:g} (★ = replica best; "
-                 f"{plotting.scale_tag(cfg.scale)})", fontsize=9)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    ax.set_title(title or f"Best relative scale per task, α_FT={cfg.alpha_ft:g} (★ = replica best; "
+                 f"{plotting.scale_tag(cfg.scale)})")
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
     return fig
+
+
+def headline(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
+    """The chapter's first figure: the λ_PT sweep of section 5."""
+    return lambda_sweeps(curves, sim, cfg, title=f"The best $\\lambda_{{PT}}$ depends on the task "
+                         f"(★ = replica best; {plotting.scale_tag(cfg.scale)})")
 
 
 def knob_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
@@ -128,12 +135,11 @@ def knob_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
             plotting.sim(ax, s.value, s.sim, yerr=s["sem"], color=col, label=t)
         ax.set_xscale("log")
         ax.set_xlabel(lab)
-        ax.set_title(f"λ_PT={cfg.lam_iv:g}, α_FT={cfg.alpha_ft:g}", fontsize=9)
+        ax.set_title(f"λ_PT={cfg.lam_iv:g}, α_FT={cfg.alpha_ft:g}")
     axes[0].set_ylabel("FT error")
     if axes[0].get_legend_handles_labels()[0]:
-        axes[0].legend(fontsize=7)
-    fig.suptitle(f"Sweeping γ and c_PT: replica (dashed) vs exact minimisers ({plotting.scale_tag(cfg.scale)})",
-                 fontsize=10)
+        axes[0].legend()
+    fig.suptitle(f"Sweeping γ and c_PT: replica (dashed) vs exact minimisers ({plotting.scale_tag(cfg.scale)})")
     return fig
 
 
@@ -151,7 +157,7 @@ def learned_path(path: pd.DataFrame, cfg):
 
 
 def imperfect(th: pd.DataFrame, sim: pd.DataFrame, cfg):
-    fig, ax = plt.subplots(figsize=(7.2, 3.5))
+    fig, ax = plt.subplots(figsize=(6.2, 3.6))
     lams = list(cfg.lams_imperfect)
     pos = np.arange(len(lams))
     for _j, (a_pt, ls) in enumerate(((1.0, ":"), (cfg.alpha_pt, "--"))):
@@ -167,8 +173,8 @@ def imperfect(th: pd.DataFrame, sim: pd.DataFrame, cfg):
     ax.set_yscale("log")
     ax.set_xlabel(r"$\lambda_{PT}$")
     ax.set_ylabel("FT error")
-    ax.set_title(f"Imperfect PT, full overlap ({plotting.scale_tag(cfg.scale, f'D={cfg.d_imp}')})", fontsize=9)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    ax.set_title(f"Imperfect PT, full overlap ({plotting.scale_tag(cfg.scale, f'D={cfg.d_imp}')})")
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
     return fig
 
 
@@ -177,7 +183,7 @@ def vision(vis: pd.DataFrame, cfg):
 
     vis = _cols(vis, ["ft_task", "intervention", "n", "acc"])
     tasks = list(VISION_TASKS)
-    fig, axes = plt.subplots(1, len(tasks), figsize=(11, 3.2))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(11, 4.0))
     for ax, t in zip(axes, tasks, strict=True):
         g = vis[vis.ft_task == t].groupby(["intervention", "n"], sort=False).acc.agg(["mean", "sem"]).reset_index()
         for i, (name, h) in enumerate(g.groupby("intervention", sort=False)):
@@ -185,29 +191,37 @@ def vision(vis: pd.DataFrame, cfg):
                          label=name, ls="-", lw=0.8)
         ax.set_xscale("log")
         ax.set_xlabel("FT examples n")
-        ax.set_title(t, fontsize=9)
+        ax.set_title(t)
     axes[0].set_ylabel("test accuracy")
     if len(vis):
-        axes[-1].legend(fontsize=6)
-    fig.suptitle(f"Digits stand-in, PT on 0-7 ({plotting.scale_tag(cfg.scale, f'{cfg.vision_seeds} seeds')})",
-                 fontsize=10)
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=3)
+    fig.suptitle(f"Digits stand-in, PT on 0-7 ({plotting.scale_tag(cfg.scale, f'{cfg.vision_seeds} seeds')})")
     return fig
 
 
 def explore_lambda(rho_pt=0.2, rho_sh=0.25, rho_new=0.05, alpha_ft=0.2, log10_c=-3.0, log10_gamma=-3.0):
     """Replica FT error against λ_PT for the three tasks (theory only, for the explore cell)."""
     from .data import make_tasks
-    from .replica import replica_error
 
     lams = np.array([-1.0, -0.999, -0.99, -0.9, -0.5, 0.0, 0.5, 1.0])
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     for i, (name, task) in enumerate(make_tasks(rho_pt, rho_sh, rho_new).items()):
-        e = [replica_error(task, alpha_ft, 10**log10_c, lam, 10**log10_gamma).error for lam in lams]
+        e = [_replica_or_nan(task, alpha_ft, 10**log10_c, lam, 10**log10_gamma) for lam in lams]
         plotting.theory(ax, np.arange(len(lams)), e, color=plotting.color(i), marker="o", ms=3, label=name)
     ax.set_xticks(np.arange(len(lams)), [f"{x:g}" for x in lams], rotation=30)
     ax.set_yscale("log")
     ax.set_xlabel(r"$\lambda_{PT}$")
     ax.set_ylabel("FT error (replica)")
-    ax.set_title(f"ρ_PT={rho_pt:g}, α_FT={alpha_ft:g}, c_PT=1e{log10_c:g}, γ=1e{log10_gamma:g}", fontsize=9)
-    ax.legend(fontsize=7)
+    ax.set_title(f"ρ_PT={rho_pt:g}, α_FT={alpha_ft:g}, c_PT=1e{log10_c:g}, γ=1e{log10_gamma:g}")
+    ax.legend()
     return fig
+
+
+def _replica_or_nan(task, alpha_ft, c_pt, lam, gamma) -> float:
+    """The replica error, NaN where the theory has none (drawn as a gap)."""
+    from .replica import ReplicaUndefined, replica_error
+
+    try:
+        return replica_error(task, alpha_ft, c_pt, lam, gamma).error
+    except ReplicaUndefined:
+        return float("nan")

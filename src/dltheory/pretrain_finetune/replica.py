@@ -269,13 +269,25 @@ def _check_knobs(*, c_pt=None, lam_pt=None, gamma=None):
         V.real("gamma", gamma, 0.0, np.inf)
 
 
+class ReplicaUndefined(ValueError):
+    """The FT potential the theory builds has a scale ``c_d`` that is not positive and finite,
+    so the replica equations have no prediction there. With the formula of
+    :func:`~.bias.ft_scales` this never happens in the declared domain (``c_d >= γ² > 0``);
+    the chapter records it as a failed prediction (``PF.replica.defined``), not a crash."""
+
+
 def replica_error(task: Task, alpha_ft: float, c_pt: float, lam_pt: float, gamma: float, *,
                   alpha_pt: float | None = None, n_nodes: int = 6) -> ReplicaResult:
     """Replica prediction of the FT generalisation error ``‖β̂_FT − β*_FT‖²/D``.
 
-    ``n_nodes``: Gauss–Legendre nodes per quadrature panel, used by both stages."""
+    ``n_nodes``: Gauss–Legendre nodes per quadrature panel, used by both stages. Raises
+    :class:`ReplicaUndefined` when the FT scales ``c_d`` are not all positive and finite."""
     alpha_ft = V.real("alpha_ft", alpha_ft, 0.0, 1.0, lo_open=True, hi_open=True)
     p, B, C, _ = ft_atoms(task, c_pt, lam_pt, gamma, alpha_pt=alpha_pt, n_nodes=n_nodes)
+    C = np.asarray(C, dtype=float)
+    if not np.all(np.isfinite(C) & (C > 0)):
+        raise ReplicaUndefined(f"FT scales c_d must be positive and finite; got min {np.nanmin(C):.3g} at "
+                               f"c_PT={c_pt:g}, lambda_PT={lam_pt:g}, gamma={gamma:g}")
     return ScalarChannel(p, B, C, n_nodes=n_nodes).solve(alpha_ft)
 
 

@@ -64,6 +64,10 @@ def execute(chapter: str, parameters: dict, scale: str = "smoke", *, env: dict |
     import nbformat
     import papermill as pm
 
+    sys.path.insert(0, str(ROOT / "scripts" / "sphinxext"))
+    import kernel_encryption
+
+    kernel_encryption.use_encryption()   # no plain-TCP kernel warning per run
     nb = nbformat.read(str(notebook(chapter)), as_version=4)
     nb.cells[:0] = list(prepend or [])
 

@@ -61,7 +61,7 @@ def regimes_map(cfg):
     axes[2].set_xlabel(r"$\ell$-order")
     axes[2].set_ylabel("PD")
     axes[2].set_title(r"$1 \leq \ell+\mathrm{PD} \leq 2$")
-    fig.suptitle(f"Regimes of the FT potential at $|\\beta_{{FT}}|=|\\beta_{{PT}}|=1$, $\\gamma={cfg.gamma:.0e}$ "
+    fig.suptitle(f"Regimes of the FT potential at $|\\beta_{{FT}}|=|\\beta_{{PT}}|=1$, $\\gamma$ = {cfg.gamma:g} "
                  f"({plotting.scale_tag(cfg.scale, 'closed form')})")
     return fig
 
@@ -190,6 +190,8 @@ def vision(vis: pd.DataFrame, cfg):
             plotting.sim(ax, h.n * (1 + 0.03 * i), h["mean"], yerr=h["sem"], color=plotting.color(i),
                          label=name, ls="-", lw=0.8)
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(plt.NullFormatter())
+        ax.set_xticks(list(cfg.vision_n), [str(n) for n in cfg.vision_n])
         ax.set_xlabel("FT examples n")
         ax.set_title(t)
     axes[0].set_ylabel("test accuracy")

@@ -91,20 +91,25 @@ def optimisers(win: pd.DataFrame, fits: pd.DataFrame, ident: pd.DataFrame, cfg: 
 def matched(mp: pd.DataFrame, cfg: Config):
     fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.3), sharey=False)
     for ax, opt in zip(axes, ("gd", "adam"), strict=True):
-        for i, ((block, seed), g) in enumerate(mp[mp.opt == opt].groupby(["block", "seed"])):
-            plotting.sim(ax, g.lr, g.drift, color=plotting.color(i), ls="-", lw=0.8,
-                         label=f"{block}, seed {seed}")
+        blocks = list(dict.fromkeys(mp.block))
+        first = True
+        for (block, seed), g in mp[mp.opt == opt].groupby(["block", "seed"]):
+            # one colour per block, every seed a thin line, one legend entry per block
+            plotting.sim(ax, g.lr, g.drift, color=plotting.color(blocks.index(block)), ls="-",
+                         lw=0.8, ms=3, label=block if seed == mp.seed.min() else None)
             g0 = g.dropna()
             if len(g0):
                 s = theory.matched_slope(opt)
                 x = g0.lr.to_numpy()
                 plotting.theory(ax, x, g0.drift.iloc[0] * (x / x[0]) ** s,
-                                label=f"slope {s:g}" if i == 0 else None)
+                                label=f"slope {s:g}" if first else None)
+                first = False
         plotting.loglog(ax, xlabel="learning rate" + (r" $\tau$" if opt == "gd" else ""),
-                        title=f"{NAMES[opt]}: drift when the loss has halved")
+                        title=f"{NAMES[opt]}: drift when the loss has halved"
+                        + ("" if opt == "gd" else " (dashed: slope 0)"))
         ax.xaxis.set_minor_formatter(plt.NullFormatter())
         ax.yaxis.set_minor_formatter(plt.NullFormatter())
-        ax.legend()
+    axes[0].legend()    # the same blocks and colours in both panels
     axes[0].set_ylabel(r"$\max|h_{k^*}-h_0|$")
     fig.suptitle(f"Drift at matched learning progress ({plotting.scale_tag(cfg.scale, 'teacher regression')})")
     return fig

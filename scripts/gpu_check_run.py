@@ -26,7 +26,11 @@ class Capped(BaseException):
     """Raised by the SIGTERM handler: the per-chapter time cap was reached."""
 
 
+_TERMINATED: list[int] = []   # signals received: a library may wrap the Capped it raised
+
+
 def _on_term(signum, frame):
+    _TERMINATED.append(signum)
     raise Capped(f"stopped by signal {signum} (time cap)")
 
 
@@ -54,15 +58,21 @@ def main(chapter: str, sidecar: str) -> int:
     except KeyboardInterrupt:
         status, error, code = "capped", "interrupted", 124
     except SystemExit as e:
-        if e.code not in (0, None):
+        if _TERMINATED:
+            status, error, code = "capped", f"stopped by signal {_TERMINATED[0]} (time cap)", 124
+        elif e.code not in (0, None):
             status, error, code = "error", f"SystemExit: {e.code}", 1
     except BaseException as e:  # noqa: BLE001 - the report names any failure
-        is_claims = type(e).__name__ == "ClaimFailed"
-        status = "claims failed" if is_claims else "error"
-        error = f"{type(e).__name__}: {e}"
-        code = 1
-        if not is_claims:
-            traceback.print_exc()
+        if _TERMINATED:   # the cap's SIGTERM, re-raised as another error by the code it hit
+            status, error, code = "capped", (f"stopped by signal {_TERMINATED[0]} (time cap), "
+                                             f"surfacing as {type(e).__name__}"), 124
+        else:
+            is_claims = type(e).__name__ == "ClaimFailed"
+            status = "claims failed" if is_claims else "error"
+            error = f"{type(e).__name__}: {e}"
+            code = 1
+            if not is_claims:
+                traceback.print_exc()
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         rec = {"chapter": Path(chapter).stem, "status": status, "exit": code, "error": error,

@@ -67,3 +67,21 @@ def test_bad_budget_stops_before_any_chapter(tmp_path):
     r = subprocess.run(["bash", SCRIPT, "smoke", "--budget", "abc"], env=_env(tmp_path),
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "DLTHEORY_BUDGET" in r.stderr
+
+
+def test_a_cap_that_a_library_rewraps_is_still_a_cap(tmp_path):
+    """The SIGTERM may land in code that catches the Capped it raises and raises another
+    error (seen under load in CI): the sidecar still says capped, exit 124."""
+    chapter = tmp_path / "99_wraps.py"
+    chapter.write_text("import os, signal, time\n"
+                       "try:\n"
+                       "    os.kill(os.getpid(), signal.SIGTERM)\n"
+                       "    time.sleep(5)\n"
+                       "except BaseException as err:\n"
+                       "    raise RuntimeError('a task failed') from err\n")
+    side = tmp_path / "side.json"
+    run = subprocess.run([sys.executable, str(REPO / "scripts" / "gpu_check_run.py"),
+                          str(chapter), str(side)], capture_output=True, text=True, timeout=60)
+    rec = json.loads(side.read_text())
+    assert (run.returncode, rec["status"], rec["exit"]) == (124, "capped", 124), run.stderr
+    assert "surfacing as RuntimeError" in rec["error"]

@@ -23,6 +23,8 @@ echo "== chapters under nbmake (scale $DLTHEORY_SCALE)"
 trap 'python scripts/pair.py >/dev/null' EXIT
 python -m pytest -q -n "$JOBS" --nbmake --nbmake-timeout=1200 --overwrite book/
 python scripts/cache_executed.py "_build/.jupyter_cache/$DLTHEORY_SCALE" book/[0-9][0-9]_*.ipynb
+echo "== what the executed chapters show: no warning, traceback or machine path; a verdict under every check"
+DLTHEORY_REQUIRE_EXECUTED=1 python -m pytest -q tests/test_book_outputs.py
 python scripts/pair.py >/dev/null
 echo "== every chapter at the paper scale on the CPU, ${DLTHEORY_PAPER_BUDGET:-60} s budget each"
 # the paper code paths (sizes, float32 sweeps, rounds under a budget) run here before any

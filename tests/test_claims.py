@@ -27,7 +27,7 @@ def test_verdicts(tmp_path):
 def test_boundaries_are_inclusive(tmp_path):
     led = _ledger(tmp_path)
     assert led.check("lo", "at lo", 1.8, lo=1.8, hi=2.2).verdict == claims.PASS
-    assert led.check("tol", "at tol", 1.5, 1.0, tol=0.5).verdict == claims.PASS
+    assert led.check("tol", "at tol", 10.5, 10.0, tol=0.5).verdict == claims.PASS
 
 
 def test_nonfinite_rejected_unless_marked(tmp_path):
@@ -197,7 +197,7 @@ def test_soft_pass_blind_to_its_own_size_is_inconclusive(tmp_path):
     assert led.check("s2", "far miss", 5.0, 1.0, tol=0.1, kind="soft").verdict == \
         claims.NOT_REPRODUCED
     h = led.check("h", "loose hard", 1.0, 1.0, rtol=1.5)
-    assert h.verdict == claims.PASS and h.weak           # hard: flagged weak, not changed
+    assert h.verdict == claims.WEAK and h.weak           # hard: too weak to pass (rule 4)
     assert led.check("s3", "tight soft", 1.0, 1.0, rtol=0.2, kind="soft").verdict == \
         claims.PASS
 
@@ -232,7 +232,7 @@ def test_inconclusive_hard_claims_and_rounds(tmp_path):
     assert [c.id for c in led.failed] == ["rf"]      # INCONCLUSIVE hard claims never raise
 
 
-def test_schema3_json_stores_checks_that_rederive(tmp_path):
+def test_schema4_json_stores_checks_that_rederive(tmp_path):
     led = _ledger(tmp_path)
     led.check("a", "tol", 1.05, 1.0, tol=0.1, rtol=0.01)
     led.check("b", "interval", 1.9, 2.0, lo=1.8, hi=2.2, kind="soft")
@@ -240,10 +240,13 @@ def test_schema3_json_stores_checks_that_rederive(tmp_path):
     led.inconclusive("d", "declared", kind="hard", note="why not", predicted=2.0)
     led.check("e", "identity", 0.0, 0.0, tol=1e-12, kind="identity")
     data = json.loads(led.write().read_text())
-    assert data["schema"] == claims.SCHEMA == 3 and "budget" in data
+    assert data["schema"] == claims.SCHEMA == 4 and "budget" in data
     assert data["claims"][0]["check"] == {"predicted": 1.0, "tol": 0.1, "rtol": 0.01,
                                           "lo": None, "hi": None, "rounds": None,
-                                          "reason": None}
+                                          "reason": None, "max_resolution": 0.2,
+                                          "detected": None, "detection": None,
+                                          "guard": False}
+    assert data["claims"][1]["check"]["max_resolution"] is None      # soft: no power rule
     assert data["claims"][2]["check"]["rounds"] == [1, 3]
     assert data["claims"][3]["check"]["reason"] == "why not"
     for c, claim in zip(data["claims"], led.claims.values(), strict=True):
@@ -259,3 +262,160 @@ def test_schema3_json_stores_checks_that_rederive(tmp_path):
 def test_repr_is_one_line(tmp_path):
     c = _ledger(tmp_path).check("a", "x", 1.0, 1.0, tol=0.1, note="two\nlines")
     assert "\n" not in repr(c) and repr(c).startswith("a [hard]: PASS (measured 1")
+
+
+# ------------------------------------------------------------------ version 4: ledger rules
+from types import SimpleNamespace  # noqa: E402
+
+DEFAULTS = {"scale": "smoke", "defaults": True, "mutation": None, "budget": None}
+
+
+def _ruled(tmp_path, rules=None, identity=DEFAULTS, **kw):
+    return claims.Ledger("demo", scale="smoke", results_dir=tmp_path, identity=identity,
+                         rules=rules, **kw)
+
+
+def test_echo_prints_one_line_per_claim_with_reason(tmp_path, capsys):
+    led = _ruled(tmp_path, echo=True)
+    led.check("a", "passes", 2.01, 2.0, tol=0.1)
+    led.inconclusive("b", "unpowered", kind="hard", note="needs 8 seeds, smoke has 2")
+    led.check("c", "budgeted", 9.0, 1.0, tol=0.1, rounds=(1, 4))
+    led.check("d", "loose", 1.0, 1.0, rtol=0.5)
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 4 and out[0] == repr(led.claims["a"])
+    assert out[0].startswith("a [hard]: PASS (measured 2.01, required |m - 2| <= 0.1, resolves")
+    assert out[1].endswith("- needs 8 seeds, smoke has 2") and "Claims table" not in out[1]
+    assert out[2].endswith("- had 1 of 4 rounds")
+    assert out[3].startswith("d [hard]: WEAK") and "resolves 50% > max 20%" in out[3]
+    quiet = _ruled(tmp_path / "q")
+    quiet.check("a", "passes", 2.01, 2.0, tol=0.1)
+    assert capsys.readouterr().out == ""
+
+
+def test_identity_is_written_and_skip_records_inconclusive(tmp_path):
+    led = _ruled(tmp_path, identity={**DEFAULTS, "knobs": {"SEED": 0}})
+    got = led.skip(["x", ("y", "y's statement")], "the budget left this sweep out")
+    assert [c.verdict for c in got] == [claims.INCONCLUSIVE] * 2
+    assert led.claims["y"].statement == "y's statement" and led.claims["x"].kind == "hard"
+    assert led.claims["x"].reason == "the budget left this sweep out"
+    data = json.loads(led.write().read_text())
+    assert data["identity"]["knobs"] == {"SEED": 0} and data["decides"] == []
+    with pytest.raises(TypeError, match="identity"):
+        claims.Ledger("demo", scale="smoke", results_dir=tmp_path, identity=["defaults"])
+
+
+def test_kinds_are_fixed_before_the_run(tmp_path):
+    rules = SimpleNamespace(KINDS={"h": "hard", "s": "soft", "g": "identity"})
+    led = _ruled(tmp_path, rules)
+    with pytest.raises(ValueError, match="declared 'hard'.*recorded as 'soft'"):
+        led.check("h", "relabelled", 1.0, 1.0, tol=0.1, kind="soft")
+    # outside its regime a hard claim is a hard INCONCLUSIVE, never a soft one
+    with pytest.raises(ValueError, match="declared 'hard'"):
+        led.inconclusive("h", "out of regime", note="beta > 1")   # default kind soft
+    assert led.inconclusive("h", "out of regime", note="beta > 1", kind="hard").kind == "hard"
+    assert led.skip(["s"], "not run")[0].kind == "soft"          # skip takes the declared kind
+    led.guard("g", "sets disjoint", True, "0 shared")
+    led.check("new", "not declared yet", 1.0, lo=0)
+    assert led.undeclared() == ["new"]
+    with pytest.raises(ValueError, match="unknown kinds"):
+        _ruled(tmp_path, SimpleNamespace(KINDS={"h": "evidence"}))
+
+
+def test_decidability_is_pre_registered_at_the_defaults(tmp_path):
+    rules = SimpleNamespace(KINDS={"a": "hard", "b": "hard", "c": "soft"},
+                            DECIDES={"smoke": ("a", "b"), "paper": ("c",)})
+    led = _ruled(tmp_path, rules)
+    led.check("a", "decided", 1.0, 1.0, tol=0.1)
+    led.inconclusive("b", "gate closed", kind="hard", note="only 3 of 16 pairs reach progress")
+    with pytest.raises(claims.Undecided, match="b INCONCLUSIVE at the defaults.*3 of 16 pairs"):
+        led.report(show=False)
+    assert json.loads(led.path().read_text())["decides"] == ["a", "b"]   # written first
+    missing = _ruled(tmp_path / "m", rules)
+    missing.check("a", "decided", 1.0, 1.0, tol=0.1)
+    with pytest.raises(claims.Undecided, match="b INCONCLUSIVE.*never recorded"):
+        missing.report(show=False)
+    # off the defaults, mutated or under a budget it is reported, not enforced
+    for identity in ({**DEFAULTS, "defaults": False}, {**DEFAULTS, "mutation": "demo:x"},
+                     {**DEFAULTS, "budget": 60.0}, None):
+        off = _ruled(tmp_path / "off", rules, identity=identity)
+        off.check("a", "decided", 1.0, 1.0, tol=0.1)
+        off.inconclusive("b", "gate closed", kind="hard", note="closed")
+        assert off.undecided() == [("b", "closed")]
+        off.report(show=False)
+    with pytest.raises(ValueError, match="not hard"):
+        _ruled(tmp_path, SimpleNamespace(KINDS={"c": "soft"}, DECIDES={"smoke": ("c",)}))
+    both = _ruled(tmp_path / "b", rules)
+    both.check("a", "fails", 2.0, 1.0, tol=0.1)
+    with pytest.raises(claims.ClaimFailed, match="a FAIL.*b INCONCLUSIVE") as err:
+        both.report(show=False)
+    assert type(err.value) is claims.ClaimFailed
+
+
+def test_power_is_part_of_the_verdict(tmp_path):
+    rules = SimpleNamespace(MAX_RESOLUTION={"wide": (0.5, "10 seeds at smoke: se 20%")})
+    led = _ruled(tmp_path, rules)
+    # an sd used for an se: the band widens and the check can no longer fail
+    tight = led.check("tight", "se band", 1.02, 1.0, tol=0.025)
+    loose = led.check("loose", "sd band", 1.02, 1.0, tol=0.025 * 20)
+    assert tight.verdict == claims.PASS and loose.verdict == claims.WEAK
+    assert led.check("wide", "allowed wider", 1.0, 1.0, tol=0.4).verdict == claims.PASS
+    assert led.check("soft", "soft as before", 1.0, 1.0, tol=0.5,
+                     kind="soft").verdict == claims.PASS
+    assert led.check("miss", "a miss stays FAIL", 3.0, 1.0, tol=0.5).verdict == claims.FAIL
+    with pytest.raises(claims.ClaimFailed, match="loose WEAK: resolves 52% > max 20%"):
+        led.report(show=False)
+    # the stored check carries the maximum: the verdict re-derives from the JSON alone
+    data = json.loads(led.path().read_text())
+    for c in data["claims"]:
+        j = claims.judge(c["kind"], c["measured"], claims.Check.from_dict(c["check"]))
+        assert j.verdict == c["verdict"]
+    # a schema-3 check (no maximum) re-derives as it was written then
+    old = {k: v for k, v in data["claims"][1]["check"].items()
+           if k in ("predicted", "tol", "rtol", "lo", "hi", "rounds", "reason")}
+    assert claims.judge("hard", 1.02, claims.Check.from_dict(old)).verdict == claims.PASS
+    with pytest.raises(ValueError, match="MAX_RESOLUTION"):
+        _ruled(tmp_path, SimpleNamespace(MAX_RESOLUTION={"x": 0.5}))
+
+
+def test_absence_of_contradiction_must_detect_its_effect(tmp_path):
+    rules = SimpleNamespace(DECIDES={"smoke": ("agrees",)})
+    led = _ruled(tmp_path, rules)
+    # "the simulation does not contradict the theory's best lambda": passes under any loss
+    # of power unless the run also shows it detects the effect the theory predicts
+    c = led.check("agrees", "sim agrees", 0.1, lo=-1.0, hi=1.0,
+                  detects=(False, "oracle lambda within 0.4 se of 0"))
+    assert c.verdict == claims.INCONCLUSIVE
+    assert c.reason == "expected effect not detected: oracle lambda within 0.4 se of 0"
+    with pytest.raises(claims.Undecided, match="agrees"):
+        led.report(show=False)
+    ok = _ruled(tmp_path / "ok", rules)
+    assert ok.check("agrees", "sim agrees", 0.1, lo=-1.0, hi=1.0,
+                    detects=(np.bool_(True), "oracle lambda 6 se from 0")).verdict == claims.PASS
+    ok.report(show=False)
+    # a contradiction is a finding whatever the detection
+    assert ok.check("x", "contradicted", 5.0, lo=-1.0, hi=1.0,
+                    detects=(False, "none")).verdict == claims.FAIL
+    with pytest.raises(ValueError, match="detects"):
+        ok.check("y", "bad", 0.0, lo=-1.0, detects=(1, "why"))
+    with pytest.raises(ValueError, match="only evidence"):
+        ok.check("z", "identity", 0.0, lo=-1.0, kind="identity", detects=(True, "why"))
+
+
+def test_guards_record_identities_and_a_failing_one_raises(tmp_path):
+    led = _ruled(tmp_path)
+    sel, held = np.arange(0, 50), np.arange(50, 100)
+    g = led.guard("split.disjoint", "selection and held-out index sets are disjoint",
+                  len(np.intersect1d(sel, held)) == 0, "0 shared of 50 + 50")
+    assert (g.kind, g.verdict, g.tolerance) == ("identity", claims.PASS, "holds")
+    assert repr(g) == ("split.disjoint [identity]: PASS (holds: 0 shared of 50 + 50)")
+    led.report(show=False)
+    same = np.arange(0, 50)      # the planted degenerate split: held-out is the selection half
+    bad = led.guard("split.disjoint2", "selection and held-out index sets are disjoint",
+                    len(np.intersect1d(sel, same)) == 0, "50 shared of 50 + 50")
+    assert bad.verdict == claims.FAIL and "does not hold" in bad.reason
+    with pytest.raises(claims.ClaimFailed, match="split.disjoint2 FAIL"):
+        led.report(show=False)
+    with pytest.raises(ValueError, match="bool"):
+        led.guard("g", "x", 1.0, "")
+    data = json.loads(led.path().read_text())
+    assert data["claims"][0]["check"]["guard"] is True

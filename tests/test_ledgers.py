@@ -163,7 +163,7 @@ def test_every_kind_round_trips_without_error(tmp_path, monkeypatch):
     (lambda c: c.update(verdict="PASS", measured=3.1, resolution=2.2),
      "alpha.1 written PASS, measured 3.1 outside"),
     (lambda c: c.update(resolution=0.01), "alpha.1 written resolution 0.01"),
-    (lambda c: c["check"].update(tol=5.0), "alpha.1 written resolution"),
+    (lambda c: c["check"].update(tol=0.15), "alpha.1 written resolution"),
     (lambda c: c.update(predicted=7.0), "alpha.1 shows predicted 7.0"),
     (lambda c: c.update(verdict="MOSTLY PASS"), "alpha.1: unknown verdict 'MOSTLY PASS'"),
     (lambda c: c.update(kind="medium"), "alpha.1: unknown kind 'medium'"),

@@ -419,3 +419,48 @@ def test_guards_record_identities_and_a_failing_one_raises(tmp_path):
         led.guard("g", "x", 1.0, "")
     data = json.loads(led.path().read_text())
     assert data["claims"][0]["check"]["guard"] is True
+
+
+def test_findings_are_generated_from_the_verdicts(tmp_path):
+    def run(predicted):
+        led = _ruled(tmp_path, identity={**DEFAULTS, "knobs": {}})
+        led.check("SS.alpha_N", "the exponent is $\\alpha_1 + \\alpha_2 + 1$", 2.03,
+                  predicted, tol=0.1, kind="soft")
+        led.inconclusive("SS.joint", "joint law", kind="hard", note="needs 8 seeds")
+        return led.findings_text(["SS.alpha_N", "SS.joint", "SS.absent"],
+                                 paper="the exponent is the sum of the two plus one")
+    right, planted = run(2.0), run(2.6)    # planted: a prediction 30% too high
+    assert right != planted
+    assert right.startswith("**The paper:** the exponent is the sum of the two plus one")
+    assert "- **Reproduced** at `smoke`: the exponent is $\\alpha_1 + \\alpha_2 + 1$ " \
+           "(`SS.alpha_N`, soft): measured 2.03 against the predicted 2" in right
+    assert "**Not reproduced** at `smoke`" in planted and "predicted 2.6" in planted
+    assert "Reproduced" not in planted.replace("Not reproduced", "")
+    assert "- **Inconclusive** at `smoke`: joint law (`SS.joint`, hard): needs 8 seeds." \
+        in right
+    assert "- `SS.absent`: not recorded in this run." in right
+    led = _ruled(tmp_path, identity={**DEFAULTS, "defaults": False, "knobs": {"ALPHA1": 2}})
+    led.check("a", "x", 1.0, 1.0, rtol=0.5)
+    text = led.findings("a")                 # outside a notebook: the Markdown text
+    assert "off the defaults (ALPHA1=2)" in text and "**Not decided (the check is too " \
+        "weak)**" in text and "above its maximum 20%" in text
+    assert led.glue("k", ["a"]) == text      # nothing to glue outside a notebook
+
+
+def test_text_table_wraps_to_the_width(tmp_path):
+    led = _ruled(tmp_path)
+    led.check("a.long_id", "a long statement " * 20, 1.0, 1.0, tol=0.1, note="note " * 40)
+    led.inconclusive("b", "short", kind="hard", note="why " * 30)
+    text = claims.text_table(led.table(), width=72)
+    assert max(len(line) for line in text.splitlines()) <= 72
+    assert text.splitlines()[0].startswith("a.long_id [hard] PASS: measured 1")
+    assert "note: note" in text
+    assert max(len(x) for x in claims.text_table(led.table(), width=200).splitlines()) > 72
+
+
+def test_claims_table_html_is_typeset_by_mathjax(tmp_path):
+    led = _ruled(tmp_path)
+    led.check("a", "rank $D - \\operatorname{rank}(W)$", 1.0, lo=0)
+    html_ = claims.style_table(led.table()).to_html()
+    assert 'class="mathjax_process"' in html_ and "mathjax_ignore" not in html_
+    assert "\\(D - \\operatorname{rank}(W)\\)" in html_

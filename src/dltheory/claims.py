@@ -1024,7 +1024,8 @@ def text_table(df, width: int | None = None) -> str:
     out = []
     for _, r in df.iterrows():
         facts = [f"measured {r['measured']}" if r["measured"] else "not measured"]
-        facts += [f"predicted {r['predicted']}"] if r.get("predicted") else []
+        facts += [f"predicted {r['predicted']}"] if r.get("predicted") and not str(
+            r.get("tolerance", "")).startswith("|m - ") else []     # |m - p| names it
         facts += [f"required {r['tolerance']}"] if r.get("tolerance") else []
         facts += [f"resolves {r['resolution']}"] if r.get("resolution") else []
         out.append(textwrap.fill(f"{r['id']} [{r['kind']}] {r['verdict']}: "

@@ -76,7 +76,52 @@ for row in summary.itertuples():
 # planted**: planted errors that made at least one claim FAIL, of those tried;
 # **median res.**: the median over evidence claims of their median resolution (the
 # smallest relative error in a prediction the check is sure to catch).
+
+# %% [markdown]
+# ## What counts as evidence
 #
+# One rule for the whole book decides a claim's kind, and the kind is fixed before the run
+# (each chapter's `rules.KINDS`; recording a claim with another kind is an error, never a
+# relabelling by the data):
+#
+# - **Evidence** (`hard` or `soft`) is only what could fail on correct code if the paper
+#   were wrong about the networks and data the chapter runs: a measured exponent, a level,
+#   a held-out risk, a location, measured on those networks and data.
+# - **Identities** are checks of the book's own code and design that hold by construction
+#   when the code is right: calculus on the book's code (a gradient against the finite
+#   difference of its loss, a discretisation order), a proved bound, a bookkeeping sum, a
+#   fallback rule, and the *design guards* that say an experiment is what its statement
+#   says (disjoint selection and held-out index sets, SGD batches that differ from
+#   full-batch GD, a window where the statement puts it, an oracle grid that beats the
+#   ridgeless fit, a batched implementation equal to the loop, intervals with
+#   lo ≤ mean ≤ hi).
+# - **Derivations** are the book's theory against itself: an exact sum against its
+#   asymptotic form, or a formula against a Monte Carlo of its own model.
+#
+# Identities and derivations are shown, and a failing one stops the chapter (it is a bug),
+# but they are never counted as evidence. Three more rules make a verdict honest about its
+# power (`dltheory.claims`): a hard claim that passes with a resolution above its declared
+# maximum (20% unless the chapter says why) is **WEAK** and fails; a rule that a loss of
+# power can only make pass (absence of contradiction) must also show that it detects the
+# effect it expects, else it is INCONCLUSIVE; and each chapter pre-registers which hard
+# claims its scale decides, so that one of them INCONCLUSIVE at the defaults fails the run
+# (a gate that closes where it should be open). A hard claim outside its regime is a hard
+# INCONCLUSIVE, counted as such.
+#
+# The claims of each kind per chapter, from this build's ledger at this scale where there
+# is one, else from the chapter's calibration record (the source column says which):
+
+# %% tags=["hide-input"]
+records, _ = calibration.load_dir(ROOT / "book" / "calibration", CALIBRATED_AT)
+built = {d["chapter"]: d["claims"] for d in ledgers.load_results() if d["scale"] == SCALE}
+kinds = claims.kinds_frame({
+    ch: (f"ledger ({SCALE})", built[ch]) if ch in built
+    else (f"calibration record ({CALIBRATED_AT})", records[ch]["claims"]) if ch in records
+    else ("no ledger or record", [])
+    for ch in ledgers.expected_chapters()})
+runtime.display(claims.style_table(kinds))
+
+# %% [markdown]
 # ## Per claim
 #
 # One row per claim: the unmutated runs it was checked in, its false FAILs and the 95%

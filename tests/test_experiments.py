@@ -238,7 +238,7 @@ def test_every_single_byte_flip_of_a_file_is_detected():
         assert value is None and reason, pos
 
 
-def test_truncated_files_and_a_bad_pickle_are_recomputed(capsys):
+def test_truncated_files_and_a_bad_payload_are_recomputed(capsys):
     plain = experiments.sweep(toy, TASKS, config=Cfg(), cache=False)
     experiments.sweep(toy, TASKS, config=Cfg())
     cuts = [0, 7, 40, -1, None]      # None: half the file; -1 cuts the payload only
@@ -248,7 +248,7 @@ def test_truncated_files_and_a_bad_pickle_are_recomputed(capsys):
         path.write_bytes(data[: len(data) // 2 if cut is None else cut])
     store = _store()
     key = store.key(TASKS[5])
-    store.path(key).write_bytes(experiments._entry(key, b"not a pickle"))
+    store.path(key).write_bytes(experiments._entry(key, b"not a payload"))
     experiments.reset_stats()
     capsys.readouterr()
     pd.testing.assert_frame_equal(experiments.sweep(toy, TASKS, config=Cfg()), plain)
@@ -256,7 +256,7 @@ def test_truncated_files_and_a_bad_pickle_are_recomputed(capsys):
     lines = _corrupt_lines(capsys.readouterr().err)
     assert len(lines) == 6
     assert "(truncated)" in lines[0] and "(checksum mismatch)" in lines[3]
-    assert "(unpickling failed: UnpicklingError)" in lines[5]
+    assert "(unreadable payload: not JSON)" in lines[5]
 
 
 def test_a_file_swapped_with_another_tasks_file_is_a_key_mismatch(capsys):

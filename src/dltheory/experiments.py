@@ -21,7 +21,8 @@ task order.
 other processes) and pure: its result depends only on ``config``, ``task`` and the code.
 ``config`` is a frozen dataclass of plain values (it is part of the cache key); ``task`` is
 a dict of plain values (ints, floats, strings, tuples). Seed every random draw from values
-in ``config``/``task``. Return plain floats/ints/strings (``float(x)``, not a tensor).
+in ``config``/``task``. Return plain values: floats/ints/strings, lists, dicts, NumPy arrays
+and scalars of numeric dtype, DataFrames of those (``float(x)``, not a tensor).
 
 **Batch seeds inside a task.** One task should be one device-sized computation: put the
 seeds (and small sizes) on a leading batch axis and run them together (batched NumPy or
@@ -40,22 +41,37 @@ better.
 ``config.scale`` when the Config has one), in a folder named after the sweep. The key is the
 sweep name, the task function, ``config`` (without its ``budget`` and ``budget_weights``
 fields, so that a larger budget reuses a smaller run's tasks), ``task``, the torch default
-dtype, whether CUDA is present, and a digest of the source of the package that defines the
-task function (all of ``dltheory`` for chapter code), so editing the code invalidates old
-results instead of silently reusing them. An interrupted sweep (Ctrl-C, a time limit, a lost
-Colab runtime) therefore resumes by running it again: finished tasks are loaded, only the
-missing ones are computed, and the table equals an uninterrupted run. Give ``name`` a
-chapter prefix (``"de_line_search"``) so that chapters running side by side never share a
-folder. ``cache=False`` (or ``DLTHEORY_CACHE=0``) switches the cache off; deleting the
-folder clears it.
+dtype, whether CUDA is present, the planted mutations (``mutations.active()``: a mutated run
+never serves its results to a clean one) and a digest of the code the task runs
+(``code_digest``: the task function's module, the Config's module and every ``dltheory``
+module they import, transitively, by a static scan of their ``import`` statements; without
+``figures.py``/``plotting.py``, so a colour change recomputes no sweep, and without the
+engine and budget modules, which decide which tasks run, not what they return). Editing the
+code a task runs invalidates its old results instead of silently reusing them; code reached
+only through ``importlib`` at run time is not seen by the scan. An interrupted sweep
+(Ctrl-C, a time limit, a lost Colab runtime) therefore resumes by running it again: finished
+tasks are loaded, only the missing ones are computed, and the table equals an uninterrupted
+run. Give ``name`` a chapter prefix (``"de_line_search"``) so that chapters running side by
+side never share a folder. ``cache=False`` (or ``DLTHEORY_CACHE=0``) switches the cache off;
+deleting the folder clears it.
 
-Each file holds a header line with the task's full key and the sha256 of the pickled result,
-then the result. A file is written to a unique temporary name and moved into place
-(``os.replace``), so a reader, or a second process writing the same task, sees a whole file
-or none. A file that fails its check (checksum, a key other than the task's, truncation,
-unpickling) is reported in one line, ``[cache] de_line_search: task {'width': 64} corrupt
-(checksum mismatch); recomputed``, computed again and overwritten. ``stats()`` counts tasks
-computed (corrupt ones included) and tasks loaded, over every sweep of this process.
+Each file holds a magic line (``DLTHEORY-TASK 2``; files of another version are recomputed),
+a header line with the task's full key and the sha256 of the payload, then the payload: the
+result as data-only JSON (``dumps_payload``: floats by ``repr``, exact, NaN and infinities
+included; NumPy arrays and scalars of numeric dtypes as their dtype, shape and raw bytes;
+tuples, dicts with any plain keys and DataFrames (columns, dtypes, index) tagged so that
+they come back as they went in). Reading a file runs no code whatever it holds: only JSON
+parsing and NumPy ``frombuffer`` of numeric dtypes; a crafted file (a pickle, say) is
+reported as corrupt and recomputed. The checksum sits in the same file, so it guards against
+bit rot and truncation only: someone who can write the cache folder can change a number and
+its checksum together, and that is not detected. A result that is not plain data (a tensor,
+an object) is returned but not cached, with one warning line. A file is written to a unique
+temporary name and moved into place (``os.replace``), so a reader, or a second process
+writing the same task, sees a whole file or none. A file that fails its check (checksum, a
+key other than the task's, truncation, an unreadable payload) is reported in one line,
+``[cache] de_line_search: task {'width': 64} corrupt (checksum mismatch); recomputed``,
+computed again and overwritten. ``stats()`` counts tasks computed (corrupt ones included)
+and tasks loaded, over every sweep of this process.
 
 **Rounds and budgets.** ``rounds="seed"`` (a task key) or ``rounds=callable(task) -> int``
 groups the tasks into rounds, run in ascending order of their index (within a round in the
@@ -109,7 +125,6 @@ import hashlib
 import inspect
 import json
 import os
-import pickle
 import sys
 import tempfile
 import threading
@@ -127,7 +142,7 @@ ENV_CACHE = "DLTHEORY_CACHE"
 ENV_JOBS = "DLTHEORY_JOBS"
 ENV_DASK_SCHEDULER = "DLTHEORY_DASK_SCHEDULER"
 BUDGET_FIELDS = ("budget", "budget_weights")   # Config fields left out of the cache key
-_MAGIC = b"DLTHEORY-TASK 1\n"                  # first line of every cached task file
+_MAGIC = b"DLTHEORY-TASK 2\n"                  # first line of every cached task file (2: JSON data)
 
 _STATS = {"computed": 0, "cached": 0}
 _STATS_LOCK = threading.Lock()
@@ -175,36 +190,340 @@ def resolve_backend(backend: str | None = None) -> str:
     return b
 
 
-# --------------------------------------------------------------------------- cache key
+# --------------------------------------------------------------------------- code digest
+#: modules left out of a task's code digest: figures decide outputs no sweep computes, and
+#: the engine / budget decide which tasks run, never what a task returns (the payload
+#: format is versioned by ``_MAGIC``)
+DIGEST_EXCLUDED = ("figures.py", "plotting.py")
+DIGEST_EXCLUDED_MODULES = ("dltheory.experiments", "dltheory.budget")
+
+
+def _module_file(modname: str) -> Path | None:
+    """The source file of ``modname`` inside the ``dltheory`` tree, found without importing."""
+    root = Path(__file__).resolve().parent
+    parts = modname.split(".")
+    if parts[0] != root.name:
+        return None
+    base = root.joinpath(*parts[1:])
+    for cand in (base.with_suffix(".py"), base / "__init__.py"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _module_name(path: Path) -> str:
+    root = Path(__file__).resolve().parent
+    rel = path.resolve().relative_to(root).with_suffix("")
+    parts = [root.name, *rel.parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, modname: str | None) -> set[str]:
+    """``dltheory`` modules that the source at ``path`` imports (anywhere in it: a static
+    AST scan, so a name built at run time through ``importlib`` is not seen)."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    is_pkg = path.name == "__init__.py"
+    package = (modname if is_pkg else (modname or "").rpartition(".")[0]) if modname else ""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                if not package:
+                    continue
+                up = package.split(".")
+                up = up[:len(up) - (node.level - 1)] if node.level > 1 else up
+                base = ".".join([*up, node.module] if node.module else up)
+            else:
+                base = node.module or ""
+            subs = [f"{base}.{a.name}" for a in node.names if a.name != "*"]
+            found = [s for s in subs if _module_file(s) is not None]
+            out.update(found)
+            if len(found) < len(subs) or not subs:
+                out.add(base)      # some names are attributes of ``base`` itself
+    return {m for m in out if _module_file(m) is not None}
+
+
 @functools.cache
-def _tree_digest(root: str) -> str:
-    """sha256 over every ``*.py`` file under ``root`` (path and content)."""
+def _module_closure(start: str) -> tuple[str, ...]:
+    """Files (as text keys) of ``start`` and every ``dltheory`` module it imports,
+    transitively, without ``DIGEST_EXCLUDED``/``DIGEST_EXCLUDED_MODULES``."""
+    first = Path(start)
+    seen: dict[str, Path] = {}
+    todo: list[tuple[Path, str | None]] = [(first, None)]
+    with contextlib.suppress(ValueError):
+        todo = [(first, _module_name(first))]
+    while todo:
+        path, name = todo.pop()
+        key = str(path.resolve())
+        if key in seen:
+            continue
+        seen[key] = path
+        for m in sorted(_imports(path, name)):
+            f = _module_file(m)
+            if (f is None or f.name in DIGEST_EXCLUDED or m in DIGEST_EXCLUDED_MODULES
+                    or str(f.resolve()) in seen):
+                continue
+            todo.append((f, m))
+    return tuple(sorted(seen))
+
+
+def code_files(fn: Callable, config: Any = None) -> list[Path]:
+    """The source files whose code a task ``fn(config, task)`` runs: ``fn``'s module, the
+    Config's module and every ``dltheory`` module they import, transitively (a static scan
+    of ``import`` statements); ``figures.py``, ``plotting.py``, the engine and the budget
+    are left out (see ``DIGEST_EXCLUDED``)."""
+    starts = []
+    for modname in (getattr(fn, "__module__", None),
+                    type(config).__module__ if config is not None else None):
+        mod = sys.modules.get(modname or "")
+        f = getattr(mod, "__file__", None)
+        if f and f.endswith(".py"):
+            starts.append(f)
+    files: set[str] = set()
+    for s in starts:
+        files.update(_module_closure(str(Path(s).resolve())))
+    return [Path(f) for f in sorted(files)]
+
+
+def code_digest(fn: Callable, config: Any = None) -> str:
+    """sha256 (16 hex digits) over the files of ``code_files(fn, config)`` (path relative to
+    the package and content) and the source of ``fn`` itself. An edit of any code the task
+    runs changes it; an edit of a figure module or of an unrelated chapter does not."""
+    root = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
-    base = Path(root)
-    files = [base] if base.is_file() else sorted(base.rglob("*.py"))
-    for f in files:
-        h.update(str(f.relative_to(base) if f != base else f.name).encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()
-
-
-def code_digest(fn: Callable) -> str:
-    """A digest of the code behind ``fn``: the source of the top-level package that defines
-    it (the whole ``dltheory`` tree for chapter code), or its own module file / source."""
-    mod = sys.modules.get(getattr(fn, "__module__", "") or "")
-    top = (fn.__module__ or "").split(".")[0]
-    parts = []
-    pkg = sys.modules.get(top)
-    pkg_file = getattr(pkg, "__file__", None)
-    if pkg_file and Path(pkg_file).name == "__init__.py":
-        parts.append(_tree_digest(str(Path(pkg_file).parent)))
-    elif getattr(mod, "__file__", None):
-        parts.append(_tree_digest(str(Path(mod.__file__))))
+    for f in code_files(fn, config):
+        with contextlib.suppress(ValueError):
+            h.update(str(f.resolve().relative_to(root)).encode())
+        h.update(b"\0" + _file_bytes(str(f)) + b"\0")
     with contextlib.suppress(OSError, TypeError):
-        parts.append(hashlib.sha256(inspect.getsource(fn).encode()).hexdigest())
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+        h.update(inspect.getsource(fn).encode())
+    return h.hexdigest()[:16]
 
 
+@functools.cache
+def _file_bytes(path: str) -> bytes:
+    return Path(path).read_bytes()
+
+
+# --------------------------------------------------------------------------- payload codec
+class PayloadError(ValueError):
+    """A task result that the data-only cache format cannot hold, or a payload it cannot
+    read."""
+
+
+def _enc(x: Any) -> Any:
+    """A task result as JSON data. JSON's own types stand for themselves (lists, strings,
+    ints, floats: Python writes floats by ``repr``, exact, and NaN/Infinity); everything
+    else is a one-key object naming its type: ``{"d": [[k, v], ...]}`` a dict, ``{"t": [...]}``
+    a tuple, ``{"a": [dtype, shape, base64]}`` a numeric NumPy array (raw bytes, exact),
+    ``{"s": [dtype, base64]}`` a NumPy scalar, ``{"f": {...}}`` a DataFrame (its columns,
+    dtypes, values and index)."""
+    import numpy as np
+
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if isinstance(x, int) and type(x) is int:
+        return x
+    if type(x) is float:
+        return x
+    if isinstance(x, (list,)):
+        return [_enc(v) for v in x]
+    if isinstance(x, tuple) and type(x) is tuple:
+        return {"t": [_enc(v) for v in x]}
+    if isinstance(x, dict):
+        return {"d": [[_enc(k), _enc(v)] for k, v in x.items()]}
+    if isinstance(x, np.ndarray):
+        return {"a": _enc_array(x)}
+    if isinstance(x, np.generic):
+        dt = _plain_dtype(x.dtype)
+        return {"s": [dt.str, _b64(np.asarray(x, dtype=dt).tobytes())]}
+    if _is_frame(x):
+        cols = [_enc_column(x.iloc[:, i]) for i in range(x.shape[1])]
+        return {"f": {"columns": cols, "names": _enc_column(x.columns.to_series()),
+                      "index": _enc_column(x.index.to_series()), "n": int(len(x))}}
+    raise PayloadError(f"a {type(x).__module__}.{type(x).__qualname__} is not plain data")
+
+
+def _plain_dtype(dt):
+    import numpy as np
+
+    dt = np.dtype(dt)
+    if dt.kind not in "biufc" or dt.fields is not None:
+        raise PayloadError(f"NumPy dtype {dt} is not plain numbers")
+    return dt
+
+
+def _b64(b: bytes) -> str:
+    import base64
+
+    return base64.b64encode(b).decode("ascii")
+
+
+def _enc_array(a) -> list:
+    import numpy as np
+
+    dt = _plain_dtype(a.dtype)
+    return [dt.str, list(a.shape), _b64(np.ascontiguousarray(a, dtype=dt).tobytes())]
+
+
+def _enc_column(col) -> dict:
+    import numpy as np
+
+    dt = col.dtype
+    if isinstance(dt, np.dtype) and dt.kind in "biufc":
+        return {"a": _enc_array(col.to_numpy())}
+    if isinstance(dt, np.dtype) and dt.kind == "O":
+        return {"o": [_enc(v) for v in col.tolist()]}
+    if str(dt) in _EXT_DTYPES:
+        return {"x": [str(dt), [_enc(None if v is pd_na() else v) for v in col.tolist()]]}
+    raise PayloadError(f"a DataFrame column of dtype {dt} is not plain data")
+
+
+def _dec(x: Any) -> Any:
+    """Inverse of ``_enc``; ``PayloadError`` on anything it did not write."""
+    if x is None or isinstance(x, (bool, str, int, float)):
+        return x
+    if isinstance(x, list):
+        return [_dec(v) for v in x]
+    if not (isinstance(x, dict) and len(x) == 1):
+        raise PayloadError("not a tagged value")
+    (tag, v), = x.items()
+    if tag == "t":
+        return tuple(_dec(e) for e in _list(v))
+    if tag == "d":
+        out = {}
+        for kv in _list(v):
+            k, val = _list(kv, 2)
+            out[_hashable(_dec(k))] = _dec(val)
+        return out
+    if tag == "a":
+        return _dec_array(v)
+    if tag == "s":
+        import numpy as np
+
+        dt, raw = _list(v, 2)
+        arr = np.frombuffer(_unb64(raw), dtype=_plain_dtype(dt))
+        if arr.size != 1:
+            raise PayloadError("a scalar of the wrong size")
+        return arr[0]
+    if tag == "f":
+        return _dec_frame(v)
+    raise PayloadError(f"unknown tag {tag!r}")
+
+
+def _list(v: Any, n: int | None = None) -> list:
+    if not isinstance(v, list) or (n is not None and len(v) != n):
+        raise PayloadError("malformed value")
+    return v
+
+
+def _hashable(k: Any) -> Any:
+    try:
+        hash(k)
+    except TypeError as e:
+        raise PayloadError("unhashable dict key") from e
+    return k
+
+
+def _unb64(s: Any) -> bytes:
+    import base64
+    import binascii
+
+    if not isinstance(s, str):
+        raise PayloadError("malformed bytes")
+    try:
+        return base64.b64decode(s.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError) as e:
+        raise PayloadError("malformed bytes") from e
+
+
+def _dec_array(v: Any):
+    import numpy as np
+
+    dt, shape, raw = _list(v, 3)
+    if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in _list(shape)):
+        raise PayloadError("malformed shape")
+    flat = np.frombuffer(_unb64(raw), dtype=_plain_dtype(dt))
+    if flat.size != int(np.prod(shape, dtype=np.int64)):
+        raise PayloadError("array size does not match its shape")
+    return flat.reshape(shape).copy()
+
+
+def _dec_column(v: Any):
+    if not (isinstance(v, dict) and len(v) == 1):
+        raise PayloadError("malformed column")
+    (tag, data), = v.items()
+    if tag == "a":
+        return _dec_array(data)
+    if tag == "o":
+        import numpy as np
+
+        vals = [_dec(e) for e in _list(data)]
+        out = np.empty(len(vals), dtype=object)
+        out[:] = vals
+        return out
+    if tag == "x":
+        import pandas as pd
+
+        name, vals = _list(data, 2)
+        if name not in _EXT_DTYPES:
+            raise PayloadError(f"column dtype {name!r} not allowed")
+        return pd.array([_dec(e) for e in _list(vals)], dtype=name)
+    raise PayloadError("malformed column")
+
+
+#: pandas extension dtypes a cached DataFrame column may have (rebuilt by name: no code runs)
+_EXT_DTYPES = ("str", "string", "boolean", "Int8", "Int16", "Int32", "Int64", "UInt8",
+               "UInt16", "UInt32", "UInt64", "Float32", "Float64")
+
+
+def pd_na():
+    import pandas as pd
+
+    return pd.NA
+
+
+def _dec_frame(v: Any):
+    import pandas as pd
+
+    if not (isinstance(v, dict) and set(v) == {"columns", "names", "index", "n"}):
+        raise PayloadError("malformed DataFrame")
+    n = v["n"]
+    index = _dec_column(v["index"])
+    names = _dec_column(v["names"])
+    cols = [_dec_column(d) for d in _list(v["columns"])]
+    if len(index) != n or any(len(d) != n for d in cols) or len(names) != len(cols):
+        raise PayloadError("DataFrame columns of different lengths")
+    df = pd.DataFrame(dict(enumerate(cols)), index=pd.Index(index))
+    df.columns = pd.Index(names)
+    return df
+
+
+def dumps_payload(value: Any) -> bytes:
+    """A task result as data-only JSON (see ``_enc``); ``PayloadError`` when it is not data."""
+    return json.dumps(_enc(value), separators=(",", ":"), allow_nan=True).encode()
+
+
+def loads_payload(data: bytes) -> Any:
+    """Read what ``dumps_payload`` wrote. Only JSON parsing and NumPy ``frombuffer`` of
+    numeric dtypes run: reading a crafted file can never run code."""
+    try:
+        obj = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise PayloadError("not JSON") from e
+    return _dec(obj)
+
+
+# --------------------------------------------------------------------------- cache key
 def _torch_dtype() -> str | None:
     torch = sys.modules.get("torch")
     return str(torch.get_default_dtype()).replace("torch.", "") if torch is not None else None
@@ -252,7 +571,7 @@ def _entry(key: dict, payload: bytes) -> bytes:
 def _write_entry(path: Path, key: dict, value: Any) -> None:
     """Store ``value`` under ``key`` atomically: a unique temporary file in the same folder,
     then ``os.replace``, so readers and concurrent writers never see part of a file."""
-    data = _entry(key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    data = _entry(key, dumps_payload(value))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -272,6 +591,8 @@ def _read_entry(path: Path, key: dict) -> tuple[Any, str | None]:
     data = path.read_bytes()
     head, sep, payload = data[len(_MAGIC):].partition(b"\n")
     if not data.startswith(_MAGIC) or not sep:
+        if data.startswith(_MAGIC[:14]) and data[:len(_MAGIC)] != _MAGIC[:len(data)]:
+            return None, f"old format {data[:len(_MAGIC)].strip().decode(errors='replace')!r}"
         return None, "truncated" if _MAGIC.startswith(data[:len(_MAGIC)]) else "bad magic"
     try:
         stored = json.loads(head)["key"]
@@ -283,9 +604,9 @@ def _read_entry(path: Path, key: dict) -> tuple[Any, str | None]:
     if data != _entry(key, payload):
         return None, "checksum mismatch"
     try:
-        return pickle.loads(payload), None
-    except Exception as e:  # noqa: BLE001  (any unpickling failure means: recompute)
-        return None, f"unpickling failed: {type(e).__name__}"
+        return loads_payload(payload), None
+    except PayloadError as e:
+        return None, f"unreadable payload: {e}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -314,8 +635,20 @@ class _Store:
         return reason is None, value, reason
 
     def save(self, task: dict, value: Any) -> None:
+        """Store one result; a result that is not plain data is not cached (one warning line
+        per sweep folder: the sweep still returns it)."""
         key = self.key(task)
-        _write_entry(self.path(key), key, value)
+        try:
+            _write_entry(self.path(key), key, value)
+        except PayloadError as e:
+            if self.folder not in _UNCACHEABLE:
+                _UNCACHEABLE.add(self.folder)
+                print(f"[cache] {self.folder.name}: task {task} not cached ({e}); return "
+                      "plain values (floats, ints, strings, lists, dicts, NumPy arrays, "
+                      "DataFrames)", file=sys.stderr, flush=True)
+
+
+_UNCACHEABLE: set[Path] = set()
 
 
 def _open_store(fn: Callable, config: Any, name: str, dtype: str | None,
@@ -326,8 +659,11 @@ def _open_store(fn: Callable, config: Any, name: str, dtype: str | None,
     root = Path(cache) if isinstance(cache, (str, Path)) else cache_dir(config)
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
     fn_id = f"{getattr(fn, '__module__', '')}.{getattr(fn, '__qualname__', repr(fn))}"
+    from . import mutations
+
     base = {"sweep": name, "fn": fn_id, "config": _config_digest(config),
-            "code": code_digest(fn), "dtype": dtype, "platform": _platform()}
+            "code": code_digest(fn, config), "dtype": dtype, "platform": _platform(),
+            "mutations": sorted(mutations.active())}
     return _Store(root / safe, base)
 
 
@@ -346,7 +682,14 @@ def _compute(fn: Callable, config: Any, task: dict, dtype: str | None) -> Any:
     return fn(config, dict(task))
 
 
-def _indexed(i: int, fn: Callable, config: Any, task: dict, dtype: str | None):
+def _indexed(i: int, fn: Callable, config: Any, task: dict, dtype: str | None,
+             mutation_ids: tuple[str, ...] = ()):
+    """A task as a worker runs it: first the caller's active mutations are planted here
+    (``mutations.sync``: idempotent, and undoes a worker's leftover entries from an earlier
+    sweep), then the task."""
+    from . import mutations
+
+    mutations.sync(mutation_ids)
     return i, _compute(fn, config, task, dtype)
 
 
@@ -466,6 +809,9 @@ class _Run:
         self.fn, self.config, self.tasks, self.name = fn, config, tasks, name
         self.store, self.backend, self.n_jobs, self.show = store, backend, n_jobs, show
         self.dtype = _torch_dtype()
+        from . import mutations
+
+        self.mutation_ids = tuple(mutations.active())
         self.results: dict[int, Any] = {}
         self.corrupt: dict[int, str] = {}
         self.seconds, self.computed = 0.0, 0
@@ -527,7 +873,8 @@ class _Run:
 
         with _backend_context(self.backend, self.n_jobs) as jobs:
             par = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered")
-            yield from par(joblib.delayed(_indexed)(i, *args, self.tasks[i], self.dtype)
+            yield from par(joblib.delayed(_indexed)(i, *args, self.tasks[i], self.dtype,
+                                                    self.mutation_ids)
                            for i in todo)
 
     def _done(self, i: int, value: Any) -> None:

@@ -29,6 +29,13 @@ default argument or a closure before the patch (no entry targets one).
 entry named by ``$DLTHEORY_MUTATION`` for the rest of the process and prints one line
 ``[mutation] <id>: <description>``; an unknown id raises ``ValueError`` listing the valid ones.
 
+**Everywhere a task runs.** ``active()`` lists the entries planted in this process (by
+``activate_from_env`` or inside an ``apply`` block). ``experiments.sweep`` puts these ids in
+every task's cache key (a mutated run never shares cached results with a clean one) and
+sends them with every task to loky / Dask workers, which call ``sync(ids)`` before running
+it: the worker then has exactly those entries planted (idempotent; a worker reused from an
+earlier sweep drops the entries that sweep had and this one does not).
+
 **Entries** live next to the code they break: ``dltheory/<subpackage>/mutations.py`` (and
 ``dltheory/gradient_flow_mutations.py`` for the prologue), each defining ``ENTRIES``. They
 are imported on demand, so importing this module imports no chapter. ``catches`` names the
@@ -47,7 +54,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["Mutation", "REGISTRY", "CHAPTERS", "ENV", "registry", "get", "ids", "resolve",
-           "apply", "flips", "activate_from_env", "deactivate", "active"]
+           "apply", "flips", "activate_from_env", "deactivate", "active", "sync"]
 
 ENV = "DLTHEORY_MUTATION"
 
@@ -188,9 +195,11 @@ def apply(mutation: Mutation | str):
     if isinstance(owner, type):
         had = attr in vars(owner)
         setattr(owner, attr, replacement)
+        _APPLIED.append(m.id)
         try:
             yield m
         finally:
+            _forget(m.id)
             if had:
                 setattr(owner, attr, original)
             else:
@@ -198,14 +207,24 @@ def apply(mutation: Mutation | str):
         return
     setattr(owner, attr, replacement)
     _rebind(original, replacement)
+    _APPLIED.append(m.id)
     try:
         yield m
     finally:
+        _forget(m.id)
         setattr(owner, attr, original)
         _rebind(replacement, original)   # also aliases made while it was active
 
 
 _ACTIVE: dict[str, contextlib.ExitStack] = {}
+_APPLIED: list[str] = []     # ids planted right now, by any ``apply`` block (in order)
+
+
+def _forget(mid: str) -> None:
+    for i in range(len(_APPLIED) - 1, -1, -1):
+        if _APPLIED[i] == mid:
+            del _APPLIED[i]
+            return
 
 
 def activate_from_env(environ: Mapping[str, str] | None = None) -> Mutation | None:
@@ -218,16 +237,34 @@ def activate_from_env(environ: Mapping[str, str] | None = None) -> Mutation | No
         return None
     m = get(mid)
     if mid not in _ACTIVE:
-        stack = contextlib.ExitStack()
-        stack.enter_context(apply(m))
-        _ACTIVE[mid] = stack
+        _plant(m)
         print(f"[mutation] {m.id}: {m.description}", flush=True)
     return m
 
 
+def _plant(m: Mutation) -> None:
+    stack = contextlib.ExitStack()
+    stack.enter_context(apply(m))
+    _ACTIVE[m.id] = stack
+
+
 def active() -> list[str]:
-    """Ids of the entries applied by ``activate_from_env`` and not yet deactivated."""
-    return list(_ACTIVE)
+    """Ids of the entries planted in this process now (by ``activate_from_env``, ``sync`` or
+    an ``apply`` block), each once, in the order they were planted."""
+    return list(dict.fromkeys(_APPLIED))
+
+
+def sync(mutation_ids: tuple[str, ...] | list[str]) -> None:
+    """Make the planted entries of this process exactly ``mutation_ids`` (what a worker calls
+    before each task): plant the missing ones for the rest of the process, undo those planted
+    by ``activate_from_env``/``sync`` that are not listed. Idempotent. Entries inside a
+    running ``apply`` block are left alone."""
+    wanted = list(dict.fromkeys(mutation_ids))
+    for mid in [k for k in _ACTIVE if k not in wanted]:
+        _ACTIVE.pop(mid).close()
+    for mid in wanted:
+        if mid not in _APPLIED:
+            _plant(get(mid))
 
 
 def deactivate() -> None:

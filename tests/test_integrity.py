@@ -1,0 +1,220 @@
+"""Integrity of what a page shows (issue #27): the sweep cache key (mutations, code digest),
+data-only cache payloads, mutations in worker processes, knob checks, figure display,
+atomic writes, calibration caching, the book build's re-execution rule, lock and refusal,
+and the reproduction page's statuses."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dltheory import experiments, mutations
+
+REPO = Path(__file__).resolve().parents[1]
+MUTANT = "sparse_scaling:heaps_prefactor_high"      # targets theory.heaps_constant (+10%)
+
+
+@dataclass(frozen=True)
+class Cfg:
+    scale: str = "smoke"
+    a: float = 1.0
+
+
+def heaps_task(cfg: Cfg, task: dict) -> dict:
+    """A tiny task through a theory function that a registry entry mutates."""
+    from dltheory.sparse_scaling import theory
+
+    return {"heaps": theory.heaps_constant(task["a1"]), "active": ",".join(mutations.active())}
+
+
+def records_task(cfg: Cfg, task: dict) -> list[dict]:
+    rng = np.random.default_rng(task["i"])
+    return [{"x": float(rng.standard_normal()), "v": rng.standard_normal(3),
+             "n": np.int64(task["i"]), "t": (1, "a"), "nan": float("nan"), "inf": -np.inf}]
+
+
+TASKS = [{"a1": 0.5}, {"a1": 1.0}, {"a1": 2.0}]
+
+
+@pytest.fixture(autouse=True)
+def _clean(tmp_path, monkeypatch):
+    monkeypatch.setenv("DLTHEORY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("DLTHEORY_BACKEND", raising=False)
+    monkeypatch.delenv("DLTHEORY_MUTATION", raising=False)
+    mutations.deactivate()
+    experiments.reset_stats()
+    yield
+    mutations.deactivate()
+
+
+# --------------------------------------------------------------------------- 1. cache key
+def test_a_mutated_run_then_a_clean_run_gives_the_clean_table(monkeypatch):
+    clean = experiments.sweep(heaps_task, TASKS, config=Cfg(), cache=False)
+    monkeypatch.setenv("DLTHEORY_MUTATION", MUTANT)
+    mutations.activate_from_env()
+    mutated = experiments.sweep(heaps_task, TASKS, config=Cfg())
+    np.testing.assert_allclose(mutated["heaps"], 1.1 * clean["heaps"], rtol=1e-12)
+    mutations.deactivate()
+    experiments.reset_stats()
+    again = experiments.sweep(heaps_task, TASKS, config=Cfg())
+    pd.testing.assert_frame_equal(again, clean)
+    assert experiments.stats() == {"computed": 3, "cached": 0}     # nothing served from the mutant
+
+
+def test_the_code_digest_follows_the_code_a_task_runs(monkeypatch):
+    from dltheory.sparse_scaling import experiments as ss
+
+    files = {p.relative_to(REPO / "src" / "dltheory").as_posix()
+             for p in experiments.code_files(ss._alpha_n_task)}
+    assert {"sparse_scaling/experiments.py", "sparse_scaling/theory.py",
+            "sparse_scaling/config.py"} <= files
+    assert not {f for f in files if f.endswith(("figures.py", "plotting.py"))}
+    assert not {f for f in files if f.startswith(("conservation/", "depth_expansion/"))}
+    before = experiments.code_digest(ss._alpha_n_task)
+    real = experiments._file_bytes
+
+    def edited(name):
+        def fake(path):
+            data = real(path)
+            return data + b"\n# edited\n" if path.endswith(name) else data
+        return fake
+
+    monkeypatch.setattr(experiments, "_file_bytes", edited("sparse_scaling/figures.py"))
+    assert experiments.code_digest(ss._alpha_n_task) == before          # a figure edit: same key
+    monkeypatch.setattr(experiments, "_file_bytes", edited("dltheory/plotting.py"))
+    assert experiments.code_digest(ss._alpha_n_task) == before
+    monkeypatch.setattr(experiments, "_file_bytes", edited("sparse_scaling/theory.py"))
+    assert experiments.code_digest(ss._alpha_n_task) != before          # a theory edit: new key
+
+
+# --------------------------------------------------------------------------- 2. payloads
+def test_payloads_round_trip_exactly():
+    df = experiments.sweep(records_task, [{"i": 0}, {"i": 1}], config=Cfg())
+    experiments.reset_stats()
+    again = experiments.sweep(records_task, [{"i": 0}, {"i": 1}], config=Cfg())
+    assert experiments.stats() == {"computed": 0, "cached": 2}
+    for a, b in zip(df.to_dict("records"), again.to_dict("records"), strict=True):
+        assert a["x"] == b["x"] and a["n"] == b["n"] and b["t"] == (1, "a")
+        np.testing.assert_array_equal(a["v"], b["v"])
+        assert np.isnan(b["nan"]) and b["inf"] == -np.inf
+    assert df.dtypes.tolist() == again.dtypes.tolist()
+    rec = records_task(Cfg(), {"i": 3})
+    back = experiments.loads_payload(experiments.dumps_payload(rec))
+    assert type(back[0]["n"]) is np.int64 and back[0]["v"].dtype == np.float64
+    frame = pd.DataFrame({"f": [0.1, 1 / 3], "s": ["a", None], "b": [True, False],
+                          "o": [(1, 2), {"k": 1.5}]}, index=[4, 9])
+    back = experiments.loads_payload(experiments.dumps_payload(frame))
+    pd.testing.assert_frame_equal(back, frame)
+
+
+class _Boom:
+    def __reduce__(self):
+        return (Path.write_text, (_Boom.target, "pwned"))
+
+
+def _files(tmp_path):
+    return sorted((tmp_path / "cache").rglob("*.task"))
+
+
+def test_a_crafted_pickle_file_is_rejected_and_recomputed(tmp_path, capsys):
+    clean = experiments.sweep(heaps_task, TASKS, config=Cfg())
+    _Boom.target = tmp_path / "executed"
+    for f in _files(tmp_path):
+        head = f.read_bytes().split(b"\n")[1]
+        key = json.loads(head)["key"]
+        f.write_bytes(experiments._entry(key, pickle.dumps(_Boom())))   # a valid checksum
+    experiments.reset_stats()
+    capsys.readouterr()
+    again = experiments.sweep(heaps_task, TASKS, config=Cfg())
+    assert not _Boom.target.exists()                                   # never executed
+    pd.testing.assert_frame_equal(again, clean)
+    assert experiments.stats() == {"computed": 3, "cached": 0}
+    assert capsys.readouterr().err.count("unreadable payload") == 3
+
+
+def test_old_pickled_files_are_recomputed(tmp_path, capsys):
+    clean = experiments.sweep(heaps_task, TASKS, config=Cfg())
+    for f in _files(tmp_path):
+        f.write_bytes(b"DLTHEORY-TASK 1\n" + f.read_bytes().split(b"\n", 1)[1])
+    experiments.reset_stats()
+    capsys.readouterr()
+    pd.testing.assert_frame_equal(experiments.sweep(heaps_task, TASKS, config=Cfg()), clean)
+    assert experiments.stats()["computed"] == 3
+    assert "old format 'DLTHEORY-TASK 1'" in capsys.readouterr().err
+
+
+def test_a_tampered_value_is_caught_by_its_checksum(tmp_path, capsys):
+    clean = experiments.sweep(heaps_task, TASKS, config=Cfg())
+    f = _files(tmp_path)[0]
+    data = f.read_bytes()
+    magic, head, payload = data.split(b"\n", 2)
+    value = json.loads(payload)
+    value["d"][0][1] = 123.0                     # change the number, keep the checksum
+    f.write_bytes(magic + b"\n" + head + b"\n" + json.dumps(value).encode())
+    experiments.reset_stats()
+    capsys.readouterr()
+    pd.testing.assert_frame_equal(experiments.sweep(heaps_task, TASKS, config=Cfg()), clean)
+    assert "checksum mismatch" in capsys.readouterr().err
+
+
+def test_a_result_that_is_not_data_is_returned_but_not_cached(capsys):
+    out = experiments.sweep(_object_task, [{"i": 0}], config=Cfg())
+    assert isinstance(out["o"][0], _Opaque)
+    assert "not cached" in capsys.readouterr().err
+    experiments.reset_stats()
+    experiments.sweep(_object_task, [{"i": 0}], config=Cfg())
+    assert experiments.stats() == {"computed": 1, "cached": 0}
+
+
+class _Opaque:
+    pass
+
+
+def _object_task(cfg, task):
+    return {"o": _Opaque()}
+
+
+def test_crafted_payloads_raise_payload_error_only():
+    for bad in (b"\x80\x04K\x01.", b'{"zz": 1}', b'{"a": ["|O", [1], "AA=="]}',
+                b'{"a": ["<f8", [3], "AAAAAAAAAAA="]}', b'{"s": ["<f8", 5]}', b"[1, {}]"):
+        with pytest.raises(experiments.PayloadError):
+            experiments.loads_payload(bad)
+
+
+# --------------------------------------------------------------------------- 3. workers
+def test_a_loky_worker_sees_the_active_mutation(monkeypatch):
+    pytest.importorskip("joblib")
+    clean = experiments.sweep(heaps_task, TASKS, config=Cfg(), cache=False)
+    monkeypatch.setenv("DLTHEORY_BACKEND", "loky")
+    monkeypatch.setenv("DLTHEORY_JOBS", "1")
+    monkeypatch.setenv("DLTHEORY_MUTATION", MUTANT)
+    mutations.activate_from_env()
+    mutated = experiments.sweep(heaps_task, TASKS, config=Cfg(), cache=False)
+    np.testing.assert_allclose(mutated["heaps"], 1.1 * clean["heaps"], rtol=1e-12)
+    assert set(mutated["active"]) == {MUTANT}
+    mutations.deactivate()
+    again = experiments.sweep(heaps_task, TASKS, config=Cfg(), cache=False)   # same worker
+    pd.testing.assert_frame_equal(again, clean)
+
+
+def test_sync_is_idempotent_and_drops_leftovers():
+    from dltheory.sparse_scaling import theory
+
+    original = theory.heaps_constant
+    mutations.sync([MUTANT])
+    mutations.sync([MUTANT])
+    assert mutations.active() == [MUTANT]
+    assert theory.heaps_constant(1.0) == pytest.approx(1.1 * original(1.0))
+    mutations.sync([])
+    assert mutations.active() == [] and theory.heaps_constant is original
+    with mutations.apply(MUTANT):
+        assert mutations.active() == [MUTANT]
+        mutations.sync([MUTANT])                 # planted by the block: not planted twice
+        assert theory.heaps_constant(1.0) == pytest.approx(1.1 * original(1.0))
+    assert mutations.active() == []

@@ -70,6 +70,36 @@ def test_hoeffding_tail_simulation_and_exact():
     assert bounds.hoeffding_failure(math.ceil(k), 0.05, B) == pytest.approx(0.05, rel=1e-3)
 
 
+def test_hoeffding_ties_are_not_failures():
+    """At K = 10 000 (the paper preset's test size) and Delta_R = 2 B x / sqrt(K) the
+    failure threshold K/2 + x sqrt(K)/2 is an integer: a test set with exactly that many +B
+    values has mean Delta_R / 2 and does not fail. The exact tail and the simulation must
+    both exclude the tie (binomial tail from scipy.stats on the integer count); counting it
+    overstated the frequency by 3-5.5 % here (and the exact tail was off at K = 48 400)."""
+    from scipy import stats
+
+    B = 5.0
+    for K, xs in ((10_000, (1.0, 1.5, 2.0, 2.5)), (48_400, (0.4, 1.2, 1.9, 2.6))):
+        m = math.isqrt(K)
+        for x in xs:
+            d = 2 * B * x / m
+            k = K // 2 + round(x * m / 2)          # the tie: mean exactly d / 2
+            exact = stats.binom.sf(k, K, 0.5)      # P(count > k)
+            assert transfer.rademacher_tail(K, d / 2, B) == pytest.approx(exact, rel=1e-12)
+            assert transfer.failure_count(K, d / 2, B) == k
+    # the simulation compares integer counts: a large draw at K = 10 000 against the tail
+    # without the tie, with its Monte Carlo error (the tie alone is 3-5.5 % of the tail)
+    K = 10_000
+    deltas = [2 * B * x / 100 for x in (1.0, 2.0)]
+    f = transfer.simulate_hoeffding(K, deltas, B, draws=2_000_000, seed=1)
+    for fi, d in zip(f, deltas, strict=True):
+        exact = transfer.rademacher_tail(K, d / 2, B)
+        se = math.sqrt(exact * (1 - exact) / 2_000_000)
+        assert abs(fi - exact) < 4 * se
+        tie = stats.binom.pmf(transfer.failure_count(K, d / 2, B), K, 0.5)
+        assert tie > 8 * se      # the test would see the tie counted as a failure
+
+
 def test_lowrank_closed_form_against_simulation():
     for d, r in ((8, 1), (16, 9), (64, 3)):
         m, se = de.diagnostics.simulate_offdiag(d, r, draws=400, seed=0)

@@ -12,7 +12,8 @@ every hard claim is checked.
 
 Scales and cost (``depth_expansion.cost`` holds the model; per-step times measured on one
 CPU thread, float32; no GPU was available to this session, so GPU times are estimates of a
-launch-bound H100 at 1 ms + 0.25 ms per block per step, upper bounds at the epoch caps):
+launch-bound H100 at 1 ms + 0.25 ms (conv) or 0.1 ms (MLP) per block per step, upper
+bounds at the epoch caps):
 
 * ``smoke`` (CI, one thread): about 40 CPU-seconds of training and measurement (measured);
 * ``standard``: about 7 CPU-minutes by the model (the grid's 48 conv cells are 5 of them);
@@ -142,7 +143,8 @@ class Config(ChapterConfig):
     # x = hoeff_x_tight against the exact binomial tail (relative Monte Carlo error ~1.5%
     # at x = 2, so hoeff_rtol = 0.1 is six of them); at the K the bound asks for (failure
     # route_delta) the frequency is predicted by the CLT, Phi(-sqrt(2 log(2/delta))), with
-    # relative Monte Carlo error ~3% at 400 000 draws (discreteness < 1% at K >~ 1e4).
+    # relative Monte Carlo error ~3% at 400 000 draws (the binomial tail's discreteness: about 3% at K ~ 1e4,
+    2% at 2e4, under 1% from K ~ 7e4).
     # hoeff_margin: Delta_R used for that K when some seed's Delta_R is not positive.
     hoeff_x: tuple = (1.0, 1.5, 2.0, 2.5)
     hoeff_x_tight: float = 2.0

@@ -201,21 +201,33 @@ def simulate_routes(L: np.ndarray, *, n: int, K: int, delta: float, draws: int, 
             "B_worst": _route(cal, fresh, "B", 4, 5, 4, delta, True, n, K)}
 
 
-def rademacher_tail(K: int, margin: float, B: float) -> float:
-    """Exact P(mean of K values +-B (probability 1/2 each) > margin): a binomial tail."""
+def failure_count(K: int, margin: float, B: float) -> int:
+    """The largest number of +B values among K (each +-B) whose mean does *not* exceed
+    ``margin``: the transfer fails iff the count is above it. The mean exceeds ``margin``
+    iff the count exceeds ``K (1 + margin / B) / 2``; when that threshold is an integer (at
+    K = 10 000 and Delta_R = 2 B x / sqrt(K) with x = 1, 1.5, 2, 2.5 it is) a tie is not a
+    failure, so a threshold within float round-off (1e-9 relative) of an integer is that
+    integer, whichever side of it the floating-point product lands on."""
     K = validation.integer("K", K, lo=1)
-    # mean > margin  <=>  number of +B values > K (1 + margin / B) / 2
-    k = math.floor(K * (1 + margin / B) / 2 + 1e-12)
-    return float(stats.binom.sf(k, K, 0.5))
+    t = K * (1 + margin / B) / 2
+    r = round(t)
+    return int(r) if abs(t - r) <= 1e-9 * max(1.0, abs(t)) else math.floor(t)
+
+
+def rademacher_tail(K: int, margin: float, B: float) -> float:
+    """Exact P(mean of K values +-B (probability 1/2 each) > margin): a binomial tail,
+    ties (mean exactly ``margin``) excluded (``failure_count``)."""
+    return float(stats.binom.sf(failure_count(K, margin, B), K, 0.5))
 
 
 def simulate_hoeffding(K: int, delta_R, B: float, *, draws: int, seed) -> np.ndarray:
     """Failure frequency of the transfer event ``mean_K(D) - E D <= Delta_R / 2`` for the
-    worst-case D = +-B, over ``draws`` simulated test sets of size K, at each Delta_R."""
+    worst-case D = +-B, over ``draws`` simulated test sets of size K, at each Delta_R
+    (counts of +B values compared in integers, so a tie is not a failure)."""
     rng = as_generator(seed)
     b = rng.binomial(K, 0.5, size=validation.integer("draws", draws, lo=2))
-    mean = B * (2.0 * b / K - 1.0)
-    return np.array([float((mean > d / 2).mean()) for d in np.atleast_1d(delta_R)])
+    return np.array([float((b > failure_count(K, d / 2, B)).mean())
+                     for d in np.atleast_1d(delta_R)])
 
 
 def simulate_transfer_event(diff: np.ndarray, K: int, delta_R: float, *, draws: int,

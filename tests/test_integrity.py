@@ -218,3 +218,55 @@ def test_sync_is_idempotent_and_drops_leftovers():
         mutations.sync([MUTANT])                 # planted by the block: not planted twice
         assert theory.heaps_constant(1.0) == pytest.approx(1.1 * original(1.0))
     assert mutations.active() == []
+
+
+# --------------------------------------------------------------------------- 4. knobs
+def _toy_config():
+    from dataclasses import dataclass as dc
+
+    from dltheory.chapter_config import ChapterConfig, Knob
+
+    @dc(frozen=True)
+    class Toy(ChapterConfig):
+        KNOBS = {"K_FIXED": Knob("k_fixed", 1, 50, integer=True), "ALPHA1": Knob("alpha1", 0.1, 4.0)}
+        k_fixed: int = 5
+        alpha1: float = 1.0
+        n_rows: int = 3
+
+    return Toy
+
+
+def test_papermill_parameters_are_checked_by_type():
+    Toy = _toy_config()
+    with pytest.raises(ValueError, match=r"'K_FIXD'.*allowed parameters: SEED, SCALE, BUDGET, K_FIXED, ALPHA1"):
+        Toy.for_scale("smoke", K_FIXD=3)
+    with pytest.raises(ValueError, match="ALPHA1 = True: a bool"):
+        Toy.for_scale("smoke", ALPHA1=True)
+    with pytest.raises(ValueError, match="K_FIXED = False: a bool"):
+        Toy.for_scale("smoke", K_FIXED=False)
+    with pytest.raises(ValueError, match=r"SEED = 3\.5: an integer"):
+        Toy.for_scale("smoke", SEED=3.5)
+    with pytest.raises(ValueError, match=r"K_FIXED = 10\.5: an integer"):
+        Toy.for_scale("smoke", K_FIXED=10.5)
+    with pytest.raises(ValueError, match=r"n_rows = 2\.5: an integer"):
+        Toy.for_scale("smoke", n_rows=2.5)
+    cfg = Toy.for_scale("smoke", SEED=3.0, K_FIXED=10.0, ALPHA1=2, n_rows=np.int64(4))
+    assert (type(cfg.seed), type(cfg.k_fixed), type(cfg.alpha1), type(cfg.n_rows)) == (int, int, float, int)
+    assert (cfg.seed, cfg.k_fixed, cfg.alpha1, cfg.n_rows) == (3, 10, 2.0, 4)
+    assert cfg == Toy.for_scale("smoke", SEED=3, K_FIXED=10, ALPHA1=2.0, n_rows=4)
+    assert type(Toy(k_fixed=7.0).k_fixed) is int                     # direct construction too
+    with pytest.raises(ValueError, match="ALPHA1"):
+        Toy(alpha1=True)
+
+
+def test_unknown_parameters_of_a_notebook_namespace():
+    from dltheory.chapter_config import check_parameters, unknown_parameters
+
+    Toy = _toy_config()
+    ns = {"SEED": 0, "SCALE": None, "BUDGET": None, "K_FIXED": 5, "ALPHA1": 1.0,
+          "K_FIXD": 3, "ALPHA3": 0.5, "np": np, "_PRIVATE": 1, "cfg": None, "In": []}
+    assert unknown_parameters(ns, Toy) == ["ALPHA3", "K_FIXD"]
+    assert unknown_parameters(ns, Toy, ignore=("ALPHA3",)) == ["K_FIXD"]
+    with pytest.raises(ValueError, match="unknown parameters ALPHA3, K_FIXD .*allowed: SEED"):
+        check_parameters(ns, Toy)
+    check_parameters({"SEED": 1, "ALPHA1": 2.0}, Toy)

@@ -20,7 +20,15 @@ behaviour::
 
 - ``Config.for_scale(scale, **overrides)``: the preset of ``scale`` with overrides given by
   field name or by the parameters-cell name of a knob (``ALPHA1=2.0``, ``SEED=3``); an
-  unknown name is a ``ValueError`` listing the valid ones. ``budget`` defaults to
+  unknown name is a ``ValueError`` naming it and listing the valid ones. Each value is
+  checked against the field's type before the ranges are: a bool where a number goes, or a
+  non-integral float (``SEED = 3.5``) where an integer goes, is a ``ValueError`` naming the
+  parameter; an integral float (``K_FIXED = 10.0``) is converted to ``10``, an int for a float
+  field to a float, NumPy scalars to Python numbers (so equal settings give equal configs
+  and cache keys).
+- ``unknown_parameters(namespace, Config)``: the UPPER_CASE names of a notebook namespace
+  that are neither knobs nor reserved (``SEED``, ``SCALE``, ``BUDGET``): papermill injects a
+  misspelt parameter (``K_FIXD = 3``) as a new variable, which the chapter must refuse. ``budget`` defaults to
   ``$DLTHEORY_BUDGET`` (seconds per chapter, or ``None``: the preset runs in full).
 - Construction checks every knob against its declared range (``ValueError`` naming the knob,
   the range and the value), the scale, the seed and the budget, then calls ``validate()``.
@@ -47,6 +55,52 @@ from . import budget, runtime, validation
 
 SEED_RANGE = (0, 100_000)
 RESERVED = {"SEED": "seed", "SCALE": "scale", "BUDGET": "budget"}
+_INT_TYPES = ("int",)
+_FLOAT_TYPES = ("float", "float | None", "Optional[float]")
+
+
+def _coerce(name: str, value: Any, kind: str | None) -> Any:
+    """``value`` for a field of ``kind`` ("int", "float" or None: left as it is, bar NumPy
+    scalars); ``ValueError`` naming ``name`` for a bool where a number goes or a fraction
+    where an integer goes."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if kind is None:
+        return value
+    if isinstance(value, bool):
+        raise ValueError(f"{name} = {value!r}: a bool where {'an integer' if kind == 'int' else 'a number'} "
+                         f"goes (write a number, e.g. {name} = {int(value)})")
+    if kind == "int":
+        if isinstance(value, float):
+            if not (math.isfinite(value) and value.is_integer()):
+                raise ValueError(f"{name} = {value!r}: an integer goes here")
+            return int(value)
+        return value
+    if isinstance(value, int):
+        return float(value)
+    return value
+
+
+def unknown_parameters(namespace: dict, config_cls: type, ignore=()) -> list[str]:
+    """The UPPER_CASE names in ``namespace`` (a notebook's ``globals()``) that are neither
+    a knob of ``config_cls`` nor reserved (``SEED``, ``SCALE``, ``BUDGET``) nor in
+    ``ignore``, sorted. Papermill writes every parameter it is given into the notebook as a
+    new variable, so a misspelt one (``K_FIXD = 3``) shows up here instead of silently
+    running the defaults; ``chapter.start`` raises on a non-empty list (see
+    ``check_parameters``)."""
+    known = set(getattr(config_cls, "KNOBS", {})) | set(RESERVED) | set(ignore)
+    return sorted(k for k in namespace
+                  if isinstance(k, str) and k.isupper() and k[0].isalpha()
+                  and k.replace("_", "").isalnum() and k not in known)
+
+
+def check_parameters(namespace: dict, config_cls: type, ignore=()) -> None:
+    """``ValueError`` naming the unknown parameters of ``namespace`` and the allowed ones."""
+    bad = unknown_parameters(namespace, config_cls, ignore)
+    if bad:
+        allowed = ", ".join([*RESERVED, *getattr(config_cls, "KNOBS", {})])
+        raise ValueError(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(bad)} "
+                         f"(a typo in a papermill -p?); allowed: {allowed}")
 
 
 @dataclass(frozen=True)
@@ -125,10 +179,13 @@ class ChapterConfig:
     def __post_init__(self):
         validation.choice("scale", self.scale, runtime.SCALES)
         validation.integer("SEED", self.seed, *SEED_RANGE)
+        if isinstance(self.seed, float):
+            object.__setattr__(self, "seed", int(self.seed))
         if self.budget is not None:
             validation.real("budget (seconds)", self.budget, 0.0, math.inf, lo_open=True)
         for name, knob in self.KNOBS.items():
-            knob.check(name, getattr(self, knob.field))
+            value = _coerce(name, getattr(self, knob.field), "int" if knob.integer else "float")
+            object.__setattr__(self, knob.field, knob.check(name, value))
         self.validate()
 
     def validate(self) -> None:
@@ -146,14 +203,33 @@ class ChapterConfig:
         if name in names:
             return name
         raise ValueError(
-            f"unknown {cls.__module__}.{cls.__qualname__} setting {name!r}; knobs: "
-            f"{', '.join(['SEED', *cls.KNOBS])}; fields: {', '.join(sorted(names))}")
+            f"unknown {cls.__module__}.{cls.__qualname__} setting {name!r}; allowed "
+            f"parameters: {', '.join([*RESERVED, *cls.KNOBS])}; fields: "
+            f"{', '.join(sorted(names))}")
+
+    @classmethod
+    def _kind(cls, name: str, field: str) -> str | None:
+        """"int", "float" or None (any other type) for the field ``name`` sets."""
+        if name in cls.KNOBS:
+            return "int" if cls.KNOBS[name].integer else "float"
+        if field == "seed":
+            return "int"
+        if field == "scale":
+            return None
+        ann = {f.name: f.type for f in dataclasses.fields(cls)}.get(field)
+        ann = ann if isinstance(ann, str) else getattr(ann, "__name__", str(ann))
+        return "int" if ann in _INT_TYPES else "float" if ann in _FLOAT_TYPES else None
+
+    @classmethod
+    def _override(cls, name: str, value: Any) -> tuple[str, Any]:
+        field = cls.field_for(name)
+        return field, _coerce(name, value, cls._kind(name, field))
 
     @classmethod
     def for_scale(cls, scale: str | None = None, **overrides) -> ChapterConfig:
         """The preset of ``scale`` (smoke | standard | paper) with ``overrides`` on top."""
         s = runtime.scale(scale)
-        over = {cls.field_for(k): v for k, v in overrides.items()}
+        over = dict(cls._override(k, v) for k, v in overrides.items())
         if "budget" not in over:
             over["budget"] = budget.from_env()
         return cls(**{**cls.preset(s), "scale": s, **over})
@@ -168,7 +244,7 @@ class ChapterConfig:
 
     def replace(self, **kw) -> ChapterConfig:
         """A copy with fields (or knobs, by their parameters-cell names) changed."""
-        return dataclasses.replace(self, **{self.field_for(k): v for k, v in kw.items()})
+        return dataclasses.replace(self, **dict(self._override(k, v) for k, v in kw.items()))
 
     @property
     def knobs(self) -> dict[str, Any]:

@@ -144,7 +144,7 @@ class Config(ChapterConfig):
     # at x = 2, so hoeff_rtol = 0.1 is six of them); at the K the bound asks for (failure
     # route_delta) the frequency is predicted by the CLT, Phi(-sqrt(2 log(2/delta))), with
     # relative Monte Carlo error ~3% at 400 000 draws (the binomial tail's discreteness: about 3% at K ~ 1e4,
-    2% at 2e4, under 1% from K ~ 7e4).
+    # 2% at 2e4, under 1% from K ~ 7e4).
     # hoeff_margin: Delta_R used for that K when some seed's Delta_R is not positive.
     hoeff_x: tuple = (1.0, 1.5, 2.0, 2.5)
     hoeff_x_tight: float = 2.0

@@ -270,3 +270,125 @@ def test_unknown_parameters_of_a_notebook_namespace():
     with pytest.raises(ValueError, match="unknown parameters ALPHA3, K_FIXD .*allowed: SEED"):
         check_parameters(ns, Toy)
     check_parameters({"SEED": 1, "ALPHA1": 2.0}, Toy)
+
+
+# --------------------------------------------------------------------------- 5. figures
+def test_a_notebook_shows_the_figure_under_agg(monkeypatch):
+    import IPython
+    import IPython.display
+    import matplotlib
+    import matplotlib.pyplot as plt
+    from ipykernel.zmqshell import ZMQInteractiveShell
+
+    from dltheory import runtime
+
+    matplotlib.use("Agg")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    monkeypatch.setattr(IPython, "get_ipython", lambda: object.__new__(ZMQInteractiveShell))
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj, **kw: shown.append(obj))
+    assert runtime.show(fig, "x") is None
+    assert len(shown) == 1 and isinstance(shown[0], IPython.display.Image)
+    assert shown[0].data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not plt.fignum_exists(fig.number)                 # closed: not shown twice
+
+
+def test_a_script_saves_per_scale_and_prints_a_relative_path(monkeypatch, capsys, tmp_path):
+    import matplotlib.pyplot as plt
+
+    from dltheory import runtime
+
+    monkeypatch.delenv("DLTHEORY_FIG_DIR", raising=False)
+    monkeypatch.setattr(runtime, "repo_root", lambda: tmp_path)
+    monkeypatch.setenv("DLTHEORY_SCALE", "standard")
+    fig, _ = plt.subplots()
+    path = runtime.show(fig, "loss curve")
+    assert path == tmp_path / "_build" / "figures" / "standard" / "loss_curve.png"
+    assert path.read_bytes()[:4] == b"\x89PNG"
+    assert capsys.readouterr().out.strip() == "[figure] _build/figures/standard/loss_curve.png"
+
+
+# --------------------------------------------------------------------------- 6. atomic writes
+def test_a_cut_or_empty_auxiliary_json_is_named_and_rebuilt(tmp_path, capsys):
+    from dltheory import atomic
+
+    f = tmp_path / "dltheory_times.json"
+    atomic.write_json(f, {"03_sparse_scaling": 12.5, "04_depth_expansion": 40.0})
+    assert atomic.read_json(f, {}) == {"03_sparse_scaling": 12.5, "04_depth_expansion": 40.0}
+    f.write_text(f.read_text()[:17])
+    assert atomic.read_json(f, {}, what="timing file") == {}
+    f.write_text("")
+    assert atomic.read_json(f, {}, what="timing file") == {}
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all(str(f) in line and "rebuilt" in line for line in err)
+    assert "empty" in err[1]
+    assert atomic.read_json(tmp_path / "missing.json", {"x": 1}) == {"x": 1}
+
+
+def _full_disk(tmp_path):
+    """A 64 KiB tmpfs when this process may mount one, else ``None``."""
+    import subprocess
+
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
+                       capture_output=True)
+    return mnt if r.returncode == 0 else None
+
+
+def test_a_full_disk_leaves_the_previous_file(tmp_path, monkeypatch):
+    import errno
+    import os
+    import subprocess
+
+    import matplotlib.pyplot as plt
+
+    from dltheory import atomic
+
+    mnt = _full_disk(tmp_path)
+    try:
+        where = mnt or tmp_path
+        record, png = where / "record.json", where / "figure.png"
+        atomic.write_text(record, '{"ok": true}\n')
+        fig, ax = plt.subplots()
+        ax.plot([0, 1])
+        atomic.savefig(fig, png)
+        before = (record.read_bytes(), png.read_bytes())
+        if mnt is None:                    # no tmpfs here: the write fails as ENOSPC would
+            real = os.fdopen
+
+            class Full:
+                def __init__(self, f):
+                    self.f = f
+
+                def __enter__(self):
+                    return self
+
+                def __exit__(self, *a):
+                    self.f.close()
+
+                def write(self, b):
+                    raise OSError(errno.ENOSPC, "No space left on device")
+
+                def flush(self):
+                    pass
+
+                def fileno(self):
+                    return self.f.fileno()
+
+            monkeypatch.setattr(atomic.os, "fdopen", lambda fd, mode: Full(real(fd, mode)))
+        with pytest.raises(OSError) as err:
+            atomic.write_bytes(record, b"x" * 200_000)
+        assert err.value.errno == errno.ENOSPC
+        fig2, ax2 = plt.subplots(figsize=(30, 30), dpi=200)
+        ax2.imshow(np.random.default_rng(0).random((400, 400)))
+        with pytest.raises(OSError):
+            atomic.savefig(fig2, png)
+        plt.close("all")
+        assert (record.read_bytes(), png.read_bytes()) == before
+        assert sorted(p.name for p in where.iterdir()) == ["figure.png", "record.json"]
+    finally:
+        if mnt is not None:
+            subprocess.run(["umount", str(mnt)], check=False)

@@ -148,10 +148,12 @@ def results_dir() -> Path:
     return env if env is not None else repo_root() / "_build" / "claims"
 
 
-def figures_dir() -> Path:
-    """Where scripts save figures: ``$DLTHEORY_FIG_DIR`` or ``<repo>/_build/figures``."""
+def figures_dir(scale_name: str | None = None) -> Path:
+    """Where scripts save figures: ``$DLTHEORY_FIG_DIR``, else
+    ``<repo>/_build/figures/<scale>`` (one folder per scale, so a smoke run never
+    overwrites a standard run's figures)."""
     env = validation.env(ENV_FIGURES)
-    return env if env is not None else repo_root() / "_build" / "figures"
+    return env if env is not None else repo_root() / "_build" / "figures" / scale(scale_name)
 
 
 def versions() -> dict[str, str]:
@@ -283,23 +285,40 @@ def _start_chapter(config: Any, quiet: bool) -> None:
 def show(fig=None, name: str | None = None) -> Path | None:
     """Show a matplotlib figure: inline in a notebook; saved as PNG in a script.
 
-    In a script the figure is written to ``figures_dir()/<name>.png`` (name defaults to
-    the figure's suptitle or ``figure``) and the path is printed and returned.
+    In a notebook the figure is handed to ``IPython.display.display`` and closed, so it
+    appears in the page whatever the matplotlib backend is (``MPLBACKEND=Agg`` exported on a
+    headless machine included; ``plt.show()`` would show nothing there). In a script it is
+    written atomically to ``figures_dir()/<name>.png`` (``_build/figures/<scale>/``; name
+    defaults to ``figure``), its path printed relative to the repository root and returned.
     """
     import matplotlib.pyplot as plt
 
+    from . import atomic
+
     fig = fig if fig is not None else plt.gcf()
     if in_notebook():
-        plt.show()
+        from IPython.core.pylabtools import print_figure
+        from IPython.display import Image
+        from IPython.display import display as _display
+
+        # the PNG the inline backend would make (bbox tight, the figure's dpi), rendered
+        # here so that no backend setting can drop it
+        png = print_figure(fig, "png", bbox_inches="tight")   # None: an empty figure
+        if png:
+            _display(Image(data=png, format="png"))
+        plt.close(fig)       # else the inline backend would show it a second time
         return None
     out = figures_dir()
-    out.mkdir(parents=True, exist_ok=True)
     stem = name or "figure"
     stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem)
     path = out / f"{stem}.png"
-    fig.savefig(path)
+    atomic.savefig(fig, path)
     plt.close(fig)
-    print(f"[figure] {path}")
+    try:
+        shown = path.resolve().relative_to(repo_root().resolve())
+    except ValueError:
+        shown = path
+    print(f"[figure] {shown}")
     return path
 
 

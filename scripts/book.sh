@@ -6,16 +6,23 @@
 #   DLTHEORY_SCALE=paper bash scripts/book.sh       # the papers' sizes (one GPU)
 #
 # 1. installs what is missing (scripts/setup.sh);
-# 2. executes the chapters whose code changed, DLTHEORY_BOOK_JOBS (default 2) at a time,
-#    each reporting its progress, into the execution cache of this scale
-#    (_build/.jupyter_cache/<scale>; jupyter-cache sees neither environment variables nor
-#    src/ changes, hence one cache per scale; delete it to force a rerun);
+# 2. executes, DLTHEORY_BOOK_JOBS (default 2) at a time, each reporting its progress, the
+#    chapters whose outputs may have changed: their code cells, the package code their
+#    verdicts use or their figure modules changed (scripts/execute_chapters.py), into the
+#    execution cache of this scale (_build/.jupyter_cache/<scale>; jupyter-cache sees no
+#    environment variables, hence one cache per scale; delete it to force a rerun); it
+#    refuses to build with DLTHEORY_MUTATION set or from a ledger that records a mutation;
 # 3. builds the HTML with jupyter-book, which takes every chapter from that cache (only the
 #    reproduction page is executed by the build itself, as it reads the fresh ledgers).
+# The whole build holds _build/.book.lock: a second build in this checkout waits for it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 t_start=$SECONDS
 source scripts/setup.sh
+# one build at a time in a checkout: a second one waits, saying which process holds the lock
+if [ -z "${DLTHEORY_BOOK_LOCK_HELD:-}" ]; then
+  exec python scripts/execute_chapters.py --hold-lock -- bash scripts/book.sh "$@"
+fi
 export DLTHEORY_SCALE="${DLTHEORY_SCALE:-smoke}"
 SCALE=$(python -c "from dltheory import runtime; print(runtime.scale())")
 export DLTHEORY_SCALE="$SCALE"

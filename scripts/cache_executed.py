@@ -10,7 +10,10 @@ notebook has the code of its ``.py`` source except its install cell (``scripts/p
 writes a shorter one), so the cached notebook takes its code from the ``.py`` next to it:
 the key is then the one the build computes from that source. A notebook whose code cells do
 not line up with its source's is not cached (the build executes that chapter again).
-Only complete executions are cached (jupyter-cache checks the execution counts).
+Only complete executions are cached (jupyter-cache checks the execution counts). Each
+cached chapter's input digest (``execute_chapters.inputs_digest``: the package and figure
+code it ran) is recorded beside it, so ``book.sh`` reruns it when that code changes; a
+chapter whose ledger records a mutation is not cached.
 """
 
 from __future__ import annotations
@@ -28,12 +31,22 @@ def main(argv: list[str]) -> int:
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import execute_chapters as ex
+
+    from dltheory import atomic
+
     cache = get_cache(argv[0])
+    inputs_file = Path(argv[0]) / "dltheory_inputs.json"
+    inputs = ex._record(atomic.read_json(inputs_file, {}, what="input-digest file"))
     for path in argv[1:]:
         nb = nbformat.read(path, as_version=4)
         for cell in nb.cells:   # the executor adds timing metadata; the key hashes it
             cell.metadata = {k: v for k, v in cell.metadata.items() if k == "tags"}
         src = Path(path).with_suffix(".py")
+        if ex.ledger_mutation(src):
+            print(f"not cached: {Path(path).name} ran under the mutation {ex.ledger_mutation(src)}")
+            continue
         if src.exists():
             ours = [c for c in nb.cells if c.cell_type == "code"]
             theirs = [c for c in jupytext.read(src).cells if c.cell_type == "code"]
@@ -44,6 +57,9 @@ def main(argv: list[str]) -> int:
                 a.source = b.source
         rec = cache.cache_notebook_bundle(CacheBundleIn(nb, str(Path(path).resolve())),
                                           overwrite=True)
+        if src.exists():
+            inputs[src.resolve().stem] = ex.inputs_digest(src.resolve())
+            atomic.write_json(inputs_file, inputs, indent=1)
         print(f"cached {Path(path).name} (record {rec.pk})")
     return 0
 

@@ -14,9 +14,21 @@ silence, for as long as they take.
   computes.
 - Each chapter says what it is doing: a line when it enters a section (``## `` heading),
   and a line at least every 20 s while a cell runs (section, cell number, elapsed time).
-- A chapter already in the cache (same code) is not run again; one that fails prints the
-  end of its traceback, is not cached, and makes this script exit 1 after the others
-  finished. An executed chapter's source gets a new modification time, so Sphinx reads it
+- A chapter is run again exactly when something that decides its outputs changed since its
+  last run: its code cells (the execution cache's key), the package code its verdicts
+  depend on (``provenance.package_sha256(chapter)``) or its figure modules (its
+  subpackage's ``figures.py`` and ``plotting.py``: figures are outputs too). The digest of
+  the last two is kept in ``<cache>/dltheory_inputs.json`` (:func:`inputs_digest`). A
+  figure-only change runs the chapter again, but its sweeps come from the sweep cache,
+  which only the code the tasks run invalidates. One that fails prints the end of its
+  traceback, is not cached, and makes this script exit 1 after the others finished.
+- A chapter whose ledger records a mutation (``identity["mutation"]``, a planted error) is
+  not rendered: this script exits 1 naming it; with ``$DLTHEORY_MUTATION`` set it refuses
+  to start.
+- ``--hold-lock -- CMD ...`` runs CMD holding ``_build/.book.lock`` (``filelock``): a second
+  build in the same checkout waits, saying which process holds it (``scripts/book.sh``).
+- The timing and input records are written atomically; an empty or cut one is named in one
+  warning line and rebuilt. An executed chapter's source gets a new modification time, so Sphinx reads it
   again even when its text did not change (e.g. after the cache was deleted).
 - Kernels talk to this script over CurveZMQ (see ``scripts/sphinxext/kernel_encryption.py``).
 """
@@ -24,6 +36,7 @@ silence, for as long as they take.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import os
@@ -40,6 +53,80 @@ HEARTBEAT_S = 20
 HEADING = re.compile(r"^##\s+(.+)$", re.M)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 FORCED = "execution_mode: force"   # pages MyST-NB executes on every build (they read ledgers)
+LOCK = ROOT / "_build" / ".book.lock"
+FIGURE_MODULES = ("figures.py",)
+
+
+def chapter_name(src: Path) -> str:
+    """The ledger name of a chapter source: ``book/03_sparse_scaling.py`` -> ``sparse_scaling``."""
+    stem = src.stem
+    return stem[3:] if len(stem) > 3 and stem[:2].isdigit() and stem[2] == "_" else stem
+
+
+def inputs_digest(src: Path, package_dir: Path | None = None) -> str:
+    """sha256 of what decides a chapter's outputs besides its own code cells: the package
+    code its verdicts depend on (``provenance.package_sha256``) and its figure modules
+    (every ``figures.py`` of its own modules, and ``plotting.py``). A page that is no
+    chapter gets the whole package."""
+    import hashlib
+
+    from dltheory import provenance
+
+    root = Path(package_dir) if package_dir is not None else Path(provenance.__file__).parent
+    name = chapter_name(src)
+    own = getattr(provenance, "CHAPTER_MODULES", {}).get(name)
+    h = hashlib.sha256()
+    h.update(provenance.package_sha256(name if own else None, package_dir=root).encode())
+    figs = [root / "plotting.py"]
+    for m in own or ():
+        base = root / m
+        if base.is_dir():
+            figs += sorted(p for p in base.rglob("*.py") if p.name in FIGURE_MODULES)
+    for f in figs:
+        if f.is_file():
+            h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def ledger_mutation(src: Path, scale: str | None = None) -> str | None:
+    """The mutation recorded in the chapter's ledger at this scale (``None``: none, or no
+    ledger); read defensively, so a ledger without an identity counts as unmutated."""
+    from dltheory import runtime
+
+    path = runtime.results_dir() / f"{chapter_name(src)}.{runtime.scale(scale)}.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    ident = data.get("identity") if isinstance(data, dict) else None
+    return (ident or {}).get("mutation") if isinstance(ident, dict) else None
+
+
+def hold_lock(cmd: list[str], lock: Path = LOCK) -> int:
+    """Run ``cmd`` holding ``lock``; when another process holds it, say which and wait."""
+    from filelock import FileLock, Timeout
+
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    pid_file = lock.with_suffix(".pid")
+    fl = FileLock(str(lock))
+    try:
+        fl.acquire(timeout=0)
+    except Timeout:
+        try:
+            holder = pid_file.read_text().strip()
+        except OSError:
+            holder = "unknown"
+        print(f"another build holds {lock.relative_to(ROOT) if lock.is_relative_to(ROOT) else lock}"
+              f" (PID {holder}); waiting for it to finish", flush=True)
+        fl.acquire()
+    try:
+        pid_file.write_text(f"{os.getpid()}\n")
+        env = {**os.environ, "DLTHEORY_BOOK_LOCK_HELD": "1"}
+        return subprocess.call(cmd, env=env)
+    finally:
+        with contextlib.suppress(OSError):
+            pid_file.unlink()
+        fl.release()
 
 
 def chapters() -> list[Path]:
@@ -144,6 +231,10 @@ def run_one(src: Path, out: Path, timeout: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--hold-lock"]:
+        cmd = argv[2:] if argv[1:2] == ["--"] else argv[1:]
+        return hold_lock(cmd)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("cache", type=Path, help="jupyter-cache folder of this scale")
     ap.add_argument("files", nargs="*", type=Path, help="chapters (default: the TOC's)")
@@ -159,17 +250,37 @@ def main(argv: list[str] | None = None) -> int:
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
+    from dltheory import atomic
+
+    mutation = (os.environ.get("DLTHEORY_MUTATION") or "").strip()
+    if mutation:
+        print(f"DLTHEORY_MUTATION={mutation} is set: a book built now would show a planted "
+              "error; unset it to build the book", flush=True)
+        return 1
     cache = get_cache(str(args.cache))
     times_file = args.cache / "dltheory_times.json"
-    times = json.loads(times_file.read_text()) if times_file.exists() else {}
-    todo = []
+    inputs_file = args.cache / "dltheory_inputs.json"
+    times = _record(atomic.read_json(times_file, {}, what="timing file"))
+    inputs = _record(atomic.read_json(inputs_file, {}, what="input-digest file"))
+    todo, digest = [], {}
     for src in [p.resolve() for p in (args.files or chapters())]:
+        digest[src] = inputs_digest(src)
         try:
             cache.match_cache_notebook(read_source(src))
-            print(f"  [{_label(src)}] unchanged since its last run: taken from the cache",
-                  flush=True)
         except KeyError:
             todo.append(src)
+            continue
+        if inputs.get(src.stem) != digest[src]:
+            print(f"  [{_label(src)}] the package code or figure modules it uses changed "
+                  "since its last run: executed again", flush=True)
+            todo.append(src)
+        elif ledger_mutation(src):
+            print(f"  [{_label(src)}] its ledger was written under a mutation: executed again",
+                  flush=True)
+            todo.append(src)
+        else:
+            print(f"  [{_label(src)}] unchanged since its last run: taken from the cache",
+                  flush=True)
     if not todo:
         return 0
     todo.sort(key=lambda p: -times.get(p.stem, 1e9))   # unknown or slow ones first
@@ -198,11 +309,18 @@ def main(argv: list[str] | None = None) -> int:
             nb = nbformat.read(work / f"{src.stem}.ipynb", as_version=4)
             seconds = nb.metadata.pop("dltheory", {}).get("execution_seconds",
                                                           time.time() - t_start)
+            if ledger_mutation(src):
+                print(f"  [{_label(src)}] its ledger records the mutation "
+                      f"{ledger_mutation(src)}: not rendered", flush=True)
+                failed.append(src.stem)
+                continue
             cache.cache_notebook_bundle(CacheBundleIn(nb, str(src),
                                                       data={"execution_seconds": seconds}),
                                         check_validity=False, overwrite=True)
             times[src.stem] = seconds
-            times_file.write_text(json.dumps(times, indent=1))
+            inputs[src.stem] = digest[src]
+            atomic.write_json(times_file, times, indent=1)
+            atomic.write_json(inputs_file, inputs, indent=1)
             # Sphinx re-reads only sources newer than its last build: without this, a chapter
             # executed again with unchanged text (its cache deleted) kept its old page
             os.utime(src)
@@ -210,6 +328,11 @@ def main(argv: list[str] | None = None) -> int:
         print("failed: " + ", ".join(failed) + " (the traceback's end is above)", flush=True)
         return 1
     return 0
+
+
+def _record(data) -> dict:
+    """A ``{chapter: value}`` record read back (anything else: rebuilt empty)."""
+    return dict(data) if isinstance(data, dict) else {}
 
 
 if __name__ == "__main__":

@@ -392,3 +392,73 @@ def test_a_full_disk_leaves_the_previous_file(tmp_path, monkeypatch):
     finally:
         if mnt is not None:
             subprocess.run(["umount", str(mnt)], check=False)
+
+
+# --------------------------------------------------------------------------- 8. book build
+def _ex():
+    import importlib
+    import sys
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    return importlib.import_module("execute_chapters")
+
+
+def test_a_theory_edit_reruns_exactly_the_chapters_that_use_it(tmp_path):
+    import shutil
+
+    ex = _ex()
+    pkg = tmp_path / "dltheory"
+    shutil.copytree(REPO / "src" / "dltheory", pkg,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    books = sorted((REPO / "book").glob("0[0-4]_*.py"))
+    before = {b.stem: ex.inputs_digest(b, pkg) for b in books}
+    theory = pkg / "sparse_scaling" / "theory.py"
+    theory.write_text(theory.read_text() + "\n\ndef heaps_constant_edited(a):\n    return 2 * a\n")
+    after = {b.stem: ex.inputs_digest(b, pkg) for b in books}
+    assert [s for s in before if before[s] != after[s]] == ["03_sparse_scaling"]
+    figs = pkg / "depth_expansion" / "figures.py"
+    figs.write_text(figs.read_text() + "\n# a colour changed\n")
+    again = {b.stem: ex.inputs_digest(b, pkg) for b in books}
+    assert [s for s in after if after[s] != again[s]] == ["04_depth_expansion"]
+    (pkg / "plotting.py").write_text((pkg / "plotting.py").read_text() + "\n# style\n")
+    last = {b.stem: ex.inputs_digest(b, pkg) for b in books}
+    assert all(last[s] != again[s] for s in again)                  # every chapter's figures
+
+
+def test_the_build_refuses_a_mutated_ledger_and_a_mutation_in_the_environment(tmp_path, monkeypatch, capsys):
+    ex = _ex()
+    monkeypatch.setenv("DLTHEORY_RESULTS_DIR", str(tmp_path))
+    src = REPO / "book" / "03_sparse_scaling.py"
+    assert ex.ledger_mutation(src, "smoke") is None                       # no ledger
+    (tmp_path / "sparse_scaling.smoke.json").write_text(json.dumps({"chapter": "sparse_scaling"}))
+    assert ex.ledger_mutation(src, "smoke") is None                       # no identity
+    (tmp_path / "sparse_scaling.smoke.json").write_text(
+        json.dumps({"identity": {"mutation": MUTANT}}))
+    assert ex.ledger_mutation(src, "smoke") == MUTANT
+    monkeypatch.setenv("DLTHEORY_MUTATION", MUTANT)
+    assert ex.main([str(tmp_path / "jc"), str(src)]) == 1
+    assert "DLTHEORY_MUTATION=sparse_scaling:heaps_prefactor_high is set" in capsys.readouterr().out
+
+
+def test_a_second_build_waits_and_names_the_holder(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    lock = tmp_path / "book.lock"
+    code = (f"import sys; sys.path.insert(0, {str(REPO / 'scripts')!r}); "
+            "import execute_chapters as ex; from pathlib import Path; "
+            f"sys.exit(ex.hold_lock(sys.argv[1:], Path({str(lock)!r})))")
+    marker = tmp_path / "first-done"
+    first = subprocess.Popen([sys.executable, "-c", code, sys.executable, "-c",
+                              f"import time, pathlib; time.sleep(3); pathlib.Path({str(marker)!r}).write_text('x')"])
+    for _ in range(200):
+        if lock.with_suffix(".pid").exists():
+            break
+        time.sleep(0.05)
+    second = subprocess.run([sys.executable, "-c", code, sys.executable, "-c",
+                             f"import pathlib, sys; sys.exit(0 if pathlib.Path({str(marker)!r}).exists() else 3)"],
+                            capture_output=True, text=True)
+    first.wait()
+    assert second.returncode == 0                           # ran only after the first finished
+    assert f"(PID {first.pid}); waiting" in second.stdout

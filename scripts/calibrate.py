@@ -134,18 +134,24 @@ def run_chapter(cfg: RunConfig, task: dict) -> dict:
     """Task function: one chapter run at ``task["setting"]`` (JSON), ``task["seed"]``, with
     ``task["mutation"]`` ("" for none). Returns the verdicts, kinds and resolutions of its
     ledger (JSON strings), wall and CPU seconds (this process and its kernel), and the
-    error if the run broke off before writing a ledger."""
+    error if the run broke off before writing a ledger. Only a finished run with a ledger is
+    cached: a dead kernel, a timeout or an error is returned uncached
+    (``experiments.no_cache``), so the next calibration runs it again."""
+    from dltheory import experiments
+
     r = _domain_check().execute(
         cfg.number, {"SEED": task["seed"], **json.loads(task["setting"])}, cfg.scale,
         env={"DLTHEORY_MUTATION": task["mutation"] or None}, prepend=[_activation_cell()],
         timeout=cfg.timeout)
     data = r["ledger"] or {"claims": []}
     cl = data["claims"]
-    return {"verdicts": json.dumps({c["id"]: c["verdict"] for c in cl}),
+    out = {"verdicts": json.dumps({c["id"]: c["verdict"] for c in cl}),
             "kinds": json.dumps({c["id"]: c["kind"] for c in cl}),
             "resolutions": json.dumps({c["id"]: c.get("resolution") for c in cl}),
             "device": data.get("device", ""), "wall_s": r["wall_s"], "cpu_s": r["cpu_s"],
             "error": r["error"]}
+    finished = r["ledger"] is not None and r["error"] is None
+    return out if finished else experiments.no_cache(out)
 
 
 # --------------------------------------------------------------------------- calibrate
@@ -250,8 +256,9 @@ def main(argv=None) -> int:
     if problems:
         raise RuntimeError(f"calibration record malformed: {problems}")
     out = Path(args.out) / f"{data['chapter']}.{data['scale']}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+    from dltheory import atomic
+
+    atomic.write_json(out, data, indent=1, sort_keys=False)   # a full disk keeps the old one
     print("\n".join(report_lines(data)))
     print(f"wrote {out}")
     return 0

@@ -462,3 +462,39 @@ def test_a_second_build_waits_and_names_the_holder(tmp_path):
     first.wait()
     assert second.returncode == 0                           # ran only after the first finished
     assert f"(PID {first.pid}); waiting" in second.stdout
+
+
+# --------------------------------------------------------------------------- 7. calibrate
+def test_calibrate_caches_finished_runs_only(monkeypatch):
+    import importlib
+    import sys
+    import types
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    cal = importlib.import_module("calibrate")
+    outcomes = []
+
+    def execute(number, params, scale, **kw):
+        kind = outcomes.pop(0)
+        ledger = {"claims": [{"id": "X.a", "verdict": "PASS", "kind": "hard"}], "device": "cpu"}
+        if kind == "ok":
+            return {"ledger": ledger, "error": None, "wall_s": 1.0, "cpu_s": 1.0}
+        return {"ledger": None, "error": kind, "wall_s": 1.0, "cpu_s": 1.0}
+
+    monkeypatch.setattr(cal, "_domain_check", lambda: types.SimpleNamespace(execute=execute))
+    cfg = cal.RunConfig("sparse_scaling", "03", "smoke", "digest")
+    tasks = [{"setting": "{}", "seed": 0, "mutation": ""}]
+    for transient in ("DeadKernelError: kernel died", "CellTimeoutError: 1800 s",
+                      "no ledger written"):
+        outcomes[:] = [transient]
+        experiments.reset_stats()
+        df = experiments.sweep(cal.run_chapter, tasks, config=cfg, name="calibrate_x")
+        assert df["error"][0] == transient and experiments.stats()["computed"] == 1
+    outcomes[:] = ["ok"]
+    experiments.reset_stats()
+    df = experiments.sweep(cal.run_chapter, tasks, config=cfg, name="calibrate_x")
+    assert df["error"][0] is None and experiments.stats() == {"computed": 1, "cached": 0}
+    experiments.reset_stats()
+    again = experiments.sweep(cal.run_chapter, tasks, config=cfg, name="calibrate_x")
+    assert experiments.stats() == {"computed": 0, "cached": 1}
+    assert again["verdicts"][0] == df["verdicts"][0]

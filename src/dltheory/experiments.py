@@ -668,6 +668,20 @@ def _open_store(fn: Callable, config: Any, name: str, dtype: str | None,
 
 
 # --------------------------------------------------------------------------- task runners
+@dataclasses.dataclass(frozen=True)
+class Uncached:
+    """A task result that goes into the table but not into the cache (``no_cache``)."""
+
+    value: Any
+
+
+def no_cache(value: Any) -> Uncached:
+    """Return this from a task function for a result that must not be cached: a transient
+    failure (a dead kernel, a timeout) is then run again by the next sweep instead of being
+    served as that task's result. The table gets ``value`` itself."""
+    return Uncached(value)
+
+
 def _compute(fn: Callable, config: Any, task: dict, dtype: str | None) -> Any:
     """Run one task (in this or a worker process) under the caller's torch default dtype."""
     if dtype is not None:
@@ -878,7 +892,9 @@ class _Run:
                            for i in todo)
 
     def _done(self, i: int, value: Any) -> None:
-        if self.store is not None:
+        keep = not isinstance(value, Uncached)
+        value = value.value if not keep else value
+        if self.store is not None and keep:
             self.store.save(self.tasks[i], value)
         if i in self.corrupt:
             print(f"[cache] {self.name}: task {self.tasks[i]} corrupt ({self.corrupt.pop(i)}); "

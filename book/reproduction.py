@@ -36,7 +36,10 @@
 # **Status of a chapter.** `ran` (its ledger matches the code being built), `failed` (a hard
 # claim failed), `stale` (the chapter's code cells or the package code it runs changed
 # after the ledger was written, so its verdicts describe other code; prose and figure
-# modules do not count), `not run` (no ledger at this scale: never
+# modules do not count), `mutated` (the ledger was written with a planted error active:
+# `MUTATED: <id>`; the book build refuses such a chapter), `off defaults` (a run at other
+# knob settings or another seed than the preset's, shown with them, e.g.
+# `off defaults: ALPHA1=2`), `not run` (no ledger at this scale: never
 # shown as passed), `error` (a corrupt, duplicate or unknown ledger, named). Every verdict
 # is re-derived here from the measured value and the check stored beside it; a claim whose
 # written verdict does not follow is counted under **invalid** and makes its ledger `error`.
@@ -94,7 +97,8 @@ if MARKDOWN:
 else:
     shown = ledgers.compact_summary(summary)
     shown["chapter"] = [chapter_link(c) for c in shown["chapter"]]
-    print(f"scale {SCALE}: {len(found)} ledger(s) read, {len(unreadable)} unreadable")
+    n_read = sum(r.get("scale") == SCALE for r in found)
+    print(f"scale {SCALE}: {n_read} ledger(s) read, {len(unreadable)} unreadable")
     runtime.display(claims.style_table(shown))
 
 # %% tags=["remove-input"]
@@ -115,11 +119,13 @@ if not MARKDOWN and not any(r.get("scale") == SCALE for r in found):
 # %% [markdown]
 # ## Every claim
 #
-# One row per claim, in chapter order. Under each claim id is its kind; under the measured
+# One row per claim, in chapter order, the claims that did not PASS first; each claim id is
+# an anchor (`reproduction.html#SS.alpha_N` links to its row). Under each claim id is its kind; under the measured
 # value, the prediction; under the statement, in grey, the note a verdict depends on (fit
 # windows, intervals, the reason a soft claim is inconclusive).
 
 # %% tags=["hide-input"]
 for chapter, rows in ([] if MARKDOWN else table.groupby("chapter", sort=False)):
-    runtime.display(claims.style_table(rows.drop(columns="chapter"),
-                                       caption=chapter_link(chapter)))
+    runtime.display(ledgers.anchor_claims(
+        claims.style_table(rows.drop(columns="chapter"), caption=chapter_link(chapter)),
+        rows["id"]))

@@ -498,3 +498,65 @@ def test_calibrate_caches_finished_runs_only(monkeypatch):
     again = experiments.sweep(cal.run_chapter, tasks, config=cfg, name="calibrate_x")
     assert experiments.stats() == {"computed": 0, "cached": 1}
     assert again["verdicts"][0] == df["verdicts"][0]
+
+
+# --------------------------------------------------------------------------- 9. reproduction page
+def _mini_repo(tmp_path):
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "01_alpha.py").write_text("# chapter alpha\n")
+    (tmp_path / "book" / "02_beta.py").write_text("# chapter beta\n")
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/intro\nchapters:\n"
+                                       "- file: book/01_alpha\n- file: book/02_beta\n")
+    return tmp_path
+
+
+def _ledger(res, chapter, identity, monkeypatch, root, scale="smoke"):
+    from dltheory import claims
+
+    monkeypatch.chdir(root)
+    led = claims.Ledger(chapter, scale=scale, results_dir=res)
+    led.check(f"{chapter}.1", "x", 1.0, 1.0, tol=0.1)
+    led.check(f"{chapter}.2", "y", 3.0, 1.0, rtol=0.2, kind="soft")      # NOT REPRODUCED
+    path = Path(led.write())
+    data = json.loads(path.read_text())
+    if identity is not None:
+        data["identity"] = identity
+    path.write_text(json.dumps(data))
+
+
+def test_off_default_and_mutated_ledgers_get_their_own_status(tmp_path, monkeypatch, capsys):
+    from dltheory import ledgers
+
+    root, res = _mini_repo(tmp_path), tmp_path / "claims"
+    _ledger(res, "alpha", {"scale": "smoke", "knobs": {"ALPHA1": 2}, "seed": 0,
+                           "defaults": False, "mutation": None}, monkeypatch, root)
+    _ledger(res, "beta", {"scale": "smoke", "knobs": {}, "seed": 0, "defaults": True,
+                          "mutation": MUTANT}, monkeypatch, root)
+    _ledger(res, "beta", None, monkeypatch, root, scale="standard")      # another scale
+    found, errors = ledgers.scan(res)
+    summary, table = ledgers.collect(found, ledgers.expected_chapters(root / "_toc.yml"),
+                                     "smoke", errors=errors, root=root)
+    rows = summary.set_index("chapter")
+    assert rows.loc["alpha", "status"] == "off defaults"
+    assert rows.loc["alpha", "detail"] == "off defaults: SEED=0, ALPHA1=2"
+    assert rows.loc["beta", "status"] == "mutated"
+    assert rows.loc["beta", "detail"] == f"MUTATED: {MUTANT}"
+    alpha = table[table["chapter"] == "alpha"]
+    assert alpha["verdict"].tolist() == ["NOT REPRODUCED", "PASS"]       # non-PASS first
+    assert ledgers.identity_status({"claims": []}) == (None, "")         # an old ledger
+    monkeypatch.setattr(ledgers.runtime, "results_dir", lambda: res)
+    monkeypatch.setattr(ledgers, "expected_chapters", lambda: ["alpha", "beta"])
+    ledgers.show_page("smoke", res)
+    assert "scale smoke: 2 ledger(s) read" in capsys.readouterr().out   # not the standard one
+
+
+def test_claim_ids_are_anchors():
+    import pandas as pd
+
+    from dltheory import claims, ledgers
+
+    rows = pd.DataFrame([{"id": "SS.alpha_N", "kind": "hard", "verdict": "PASS",
+                          "measured": "1", "predicted": "1", "tolerance": "0.1",
+                          "resolution": "5%", "statement": "s", "note": ""}])
+    html = ledgers.anchor_claims(claims.style_table(rows), rows["id"]).to_html()
+    assert '<span id="SS.alpha_N"></span>' in html

@@ -10,6 +10,11 @@ a folder of them for the reproduction page and gives each chapter one status:
 ``failed``   the same, with a FAIL (the chapter raised);
 ``stale``    the chapter file or the package changed since the ledger was written (or the
              ledger predates provenance records), so its verdicts describe other code;
+``mutated``  a ledger written with a planted error active (``identity["mutation"]``): its
+             verdicts describe deliberately broken code; ``MUTATED: <id>`` in the detail;
+``off defaults`` a ledger of a run at other knob settings or another seed than the
+             preset's (``identity["defaults"]`` False), no claim failed; the settings in
+             the detail (``off defaults: SEED=3, ALPHA1=2.0``);
 ``not run``  no ledger at this scale: never shown as passed;
 ``error``    a corrupt, truncated, misnamed, duplicate or unknown ledger, or one whose
              written verdicts do not follow from its own stored values (named, never
@@ -30,6 +35,7 @@ import json
 import math
 import os
 from pathlib import Path
+from typing import Any
 
 from . import runtime
 from .claims import (
@@ -51,11 +57,49 @@ from .claims import (
 
 REQUIRED = ("chapter", "scale", "claims")
 CLAIM_KEYS = ("id", "statement", "kind", "measured", "verdict", "tolerance")
-STATUSES = ("ran", "failed", "stale", "not run", "error")
+STATUSES = ("ran", "failed", "stale", "mutated", "off defaults", "not run", "error")
 
 __all__ = ["scan", "load_results", "expected_chapters", "staleness", "claim_problem",
            "budget_text", "collect", "show_page", "summary_markdown", "compact_summary",
-           "STATUSES"]
+           "STATUSES", "identity_status", "non_pass_first", "anchor_claims"]
+
+
+def identity_status(ledger: dict) -> tuple[str | None, str]:
+    """``("mutated", "MUTATED: <id>")``, ``("off defaults", "off defaults: SEED=3, ...")``
+    or ``(None, "")`` from a ledger's ``identity`` (read defensively: a ledger without one,
+    written before identities existed, is taken as a default, unmutated run)."""
+    ident = ledger.get("identity")
+    if not isinstance(ident, dict):
+        return None, ""
+    mutation = ident.get("mutation")
+    if mutation:
+        return "mutated", f"MUTATED: {mutation}"
+    if ident.get("defaults") is False:
+        knobs = ident.get("knobs") if isinstance(ident.get("knobs"), dict) else {}
+        seed = ident.get("seed")
+        parts = ([f"SEED={seed}"] if seed is not None and "SEED" not in knobs else []) + \
+            [f"{k}={v}" for k, v in knobs.items()]
+        return "off defaults", "off defaults: " + (", ".join(parts) or "settings not recorded")
+    return None, ""
+
+
+def non_pass_first(claims: list[dict]) -> list[dict]:
+    """The claims with every non-PASS verdict first (each group in ledger order)."""
+    return sorted(claims, key=lambda c: c.get("verdict") == "PASS")
+
+
+def anchor_claims(styler, ids) -> Any:
+    """Give each claim row of a ``claims.style_table`` Styler an HTML anchor: the claim id
+    as the ``id`` attribute of an empty span in its first cell, so that
+    ``reproduction.html#SS.alpha_N`` links to the claim's row. Returns the Styler."""
+    import html as _html
+
+    data = styler.data
+    col = "claim" if "claim" in data.columns else data.columns[0]
+    for row, cid in zip(data.index, ids, strict=True):
+        data.at[row, col] = f'<span id="{_html.escape(str(cid), quote=True)}"></span>' \
+            + str(data.at[row, col])
+    return styler
 
 
 def _problem(data) -> str | None:
@@ -309,8 +353,14 @@ def collect(results: list[dict], chapters: list[str], scale: str, *,
         ev = [c for c in valid if c["kind"] in EVIDENCE]
         res = [c["resolution"] for c in ev if c.get("resolution") is not None]
         failed = any(c["verdict"] == FAIL for c in valid)
+        who, who_detail = identity_status(r)
+        base = status or ("stale" if stale else "failed" if failed else "ran")
+        if who == "mutated" and base != "error":
+            base = "mutated"
+        elif who == "off defaults" and base == "ran":
+            base = "off defaults"
         row.update(
-            status=status or ("stale" if stale else "failed" if failed else "ran"),
+            status=base,
             evidence=len(ev), **{v: sum(c["verdict"] == v for c in ev) for v in VERDICTS},
             weak=sum(is_weak(c["kind"], c["verdict"], c.get("resolution")) for c in ev),
             invalid=len(shown) - len(valid),
@@ -320,11 +370,12 @@ def collect(results: list[dict], chapters: list[str], scale: str, *,
             **{"median resolution": _pct(float(np.median(res))) if res else "",
                "wall s": round(r["wall_s"], 1) if r.get("wall_s") is not None else None,
                "device": r.get("device", ""),
-               "detail": _named(problems) if problems else stale or ""})
+               "detail": "; ".join(x for x in (who_detail, _named(problems) if problems
+                                                else stale or "") if x)})
         if name in err_by_chapter:   # e.g. a duplicate beside this ledger: ambiguous
             row.update(status="error", detail=err_by_chapter[name]["error"])
         srows.append(row)
-        frames.append(_claims_frame(shown, extra={"chapter": name}))
+        frames.append(_claims_frame(non_pass_first(shown), extra={"chapter": name}))
     for e in errors:
         if e["chapter"] not in chapters:
             srows.append({"chapter": e["chapter"] or e["file"], "status": "error",
@@ -378,7 +429,8 @@ def show_page(scale: str, directory: str | Path | None = None, *, markdown: bool
         return summary, table
     where = os.path.relpath(runtime.results_dir(), runtime.repo_root()) \
         if _inside(runtime.results_dir(), runtime.repo_root()) else "$DLTHEORY_RESULTS_DIR"
-    print(f"scale {scale}: {len(found)} ledger(s) read from {where}, {len(errors)} unreadable")
+    n_scale = sum(r.get("scale") == scale for r in found)
+    print(f"scale {scale}: {n_scale} ledger(s) read from {where}, {len(errors)} unreadable")
     runtime.display(style_table(compact_summary(summary)))
     if not any(r.get("scale") == scale for r in found):
         print(f"No ledger at scale {scale!r} yet. Run a chapter to the end (its last cell "

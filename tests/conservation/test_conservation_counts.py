@@ -90,8 +90,20 @@ def test_vmap_rows_match_autograd_loop():
 
 def test_theory_count_refuses_unstated_cases():
     with pytest.raises(ValueError):
-        cl.theory_count(cl.MoE(3, 2, 3, gate="sigmoid"))
-    with pytest.raises(ValueError):
         cl.theory_count(cl.MoE(3, 2, 3, topk=1, renorm=True))
+    with pytest.raises(ValueError, match="freezes the router"):
+        cl.theory_count(cl.MoE(3, 2, 3, gate="sigmoid_topk_norm", topk=1))
+    with pytest.raises(TypeError):
+        cl.moe_count(cl.SwiGLU(3, 2))
+    with pytest.raises(ValueError, match="gate"):
+        cl.shift_invariant("relu")
+
+
+def test_moe_count_follows_the_shift_symmetry():
+    # E m expert laws for every gate; + d router-sum laws only for shift-invariant gates
+    for gate, extra in [("softmax", 4), ("sigmoid_centred", 4), ("sigmoid", 0),
+                        ("sigmoid_norm", 0), ("sigmoid_bias", 0)]:
+        assert cl.theory_count(cl.MoE(4, 2, 3, gate=gate)) == 3 * 2 + extra, gate
+    assert cl.theory_count(cl.MoE(4, 2, 3, gate="sigmoid_topk_norm", topk=2)) == 3 * 2
     with pytest.raises(ValueError, match="X"):
         cl.count_laws(cl.SwiGLU(3, 2), torch.zeros(3))

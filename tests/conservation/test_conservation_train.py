@@ -139,3 +139,30 @@ def test_batched_gd_matches_the_loop():
     with pytest.raises(ValueError, match="batched"):
         cl.early_window(make, loss, cl.laws_for, tl_max=0.32, ks=[5, 10], lam=w1.lam,
                         optimizer="adam", batched=True)
+
+
+def test_per_sample_gradients_average_to_the_minibatch_gradient():
+    from dltheory.conservation import experiments as ex
+
+    make = lambda: cl.SwiGLU(3, 2, 2, gen=g(0)).double()  # noqa: E731
+    _, _, loss = cl.teacher_regression(make(), cl.SwiGLU(3, 2, 2, gen=g(1)).double(), 10, (3,),
+                                       seed=0)
+    m = make()
+    G = ex.per_sample_gradients(m, loss, 10)
+    idx = torch.tensor([1, 4, 7])
+    loss(m, idx).backward()
+    want = torch.cat([p.grad.reshape(-1) for p in m.parameters()])
+    torch.testing.assert_close(G[idx].mean(0), want)
+
+
+def test_sgd_walk_is_linear_in_k_without_noise():
+    # full batch: every step adds the same q(g), beta = 1 at every draw; minibatches of 4
+    # make the walk noisy, and its exponent varies between draws
+    from dltheory.conservation import config
+    from dltheory.conservation import experiments as ex
+
+    cfg = config.Config.for_scale("smoke", sgd_walk_draws=20)
+    full = ex._task_sgd_walk(cfg.replace(sgd_batch=cfg.n_reg), {"block": "swiglu", "seed": 0})
+    assert np.allclose([r["beta"] for r in full], 1.0, atol=1e-9)
+    noisy = ex._task_sgd_walk(cfg.replace(sgd_batch=4), {"block": "swiglu", "seed": 0})
+    assert np.std([r["beta"] for r in noisy]) > 0.01

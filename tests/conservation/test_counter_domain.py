@@ -96,11 +96,27 @@ def test_renormalised_top1_freezes_the_router():
 
 @pytest.mark.parametrize("gate, softmax_like", [
     ("sigmoid", False), ("sigmoid_norm", False), ("sigmoid_centred", True),
-    ("sigmoid_bias", False)])
+    ("sigmoid_bias", False), ("sigmoid_topk_norm", False)])
 def test_sigmoid_definitions(gate, softmax_like):
-    m = cl.MoE(3, 2, 3, 2, gate=gate, gen=g(0)).double()
+    topk = 2 if gate == "sigmoid_topk_norm" else None
+    m = cl.MoE(3, 2, 3, 2, gate=gate, topk=topk, gen=g(0)).double()
     c = cl.count_laws(m, in_shape=(3,), seed=0)
-    assert c.laws == (3 * 2 + 3 if softmax_like else 3 * 2)
+    assert c.laws == (3 * 2 + 3 if softmax_like else 3 * 2) == cl.theory_count(m)
+    assert cl.shift_invariant(gate) is softmax_like
+
+
+@pytest.mark.parametrize("gate", ["softmax", "sigmoid", "sigmoid_norm", "sigmoid_topk_norm",
+                                  "sigmoid_centred", "sigmoid_bias"])
+def test_shift_table_matches_the_gate_functions(gate):
+    # the derivation's table against the gate code, both ways: the router translation
+    # W_e -> W_e + a leaves g unchanged exactly for the gates the table calls invariant
+    from dltheory.conservation import experiments as ex
+
+    cfg = config.Config.for_scale("smoke")
+    block = {"softmax": "moe_dense"}.get(gate, gate)
+    r = ex._task_gate_shift(cfg, {"block": block})
+    assert r["gate"] == gate
+    assert (r["change"] < 1e-12) if cl.shift_invariant(gate) else (r["change"] > 1e-2)
 
 
 @pytest.mark.parametrize("kind, proj, want", [("rms", False, 3 + 4), ("layer", False, 3 + 4),
@@ -232,14 +248,14 @@ def test_plain_chain_left_out_where_its_count_is_undetermined():
     (the counter refused it at the corner d=2, m=8, H=1, dv=1): it is not counted and its
     claim is INCONCLUSIVE with the reason, decided from the knobs; elsewhere it is counted."""
     from dltheory import claims
-    from dltheory.conservation import checks
+    from dltheory.conservation import checks, rules
     from dltheory.conservation import experiments as ex
 
-    assert config.Config.for_scale("smoke").plain_chain_undetermined == ""
-    assert config.Config.for_scale("smoke", d=2, m=1, H=1, dk=2, dv=1, E=2,
-                                   k=1).plain_chain_undetermined == ""
+    assert rules.plain_chain_undetermined(config.Config.for_scale("smoke")) == ""
+    assert rules.plain_chain_undetermined(config.Config.for_scale(
+        "smoke", d=2, m=1, H=1, dk=2, dv=1, E=2, k=1)) == ""
     cfg = config.Config.for_scale("smoke", d=2, m=8, H=1, dk=2, dv=1, E=2, k=1, seed=1002)
-    assert "H d_v = 1" in cfg.plain_chain_undetermined
+    assert "H d_v = 1" in rules.plain_chain_undetermined(cfg)
     names = list(checks.COUNT_IDS) + ["chain_residual", "chain_plain"]
     df = ex.counts(cfg, names)
     assert "chain_plain" not in set(df.model) and "chain_plain" in df.attrs["skipped"]
@@ -273,3 +289,29 @@ def test_relu_count_with_inputs_in_every_activation_pattern(d, m, seed):
     cfg = config.Config.for_scale("smoke", seed=seed, d=d, m=m, H=1, dk=2, dv=1, E=2, k=1)
     r = ex._task_count(cfg, {"model": "relu"})
     assert r["laws"] == r["theory"] == m
+
+
+def test_rules_gates_open_and_close():
+    from dltheory.conservation import rules
+
+    cfg = config.Config.for_scale("smoke")
+    # late window: tau lam_max = tl / max(k) <= late_tau_lam; 3.2 / 40 opens, 32 / 40 does not
+    assert rules.late_window(cfg) == 3.2
+    assert rules.late_window(cfg.replace(late_tau_lam=1.0)) == 32.0
+    with pytest.raises(ValueError, match="no window"):
+        rules.late_window(cfg.replace(late_tau_lam=1e-3))
+    # matched progress: open at and above the share, closed below it
+    assert rules.matched_in_reach(12, 16, 0.75) and rules.matched_in_reach(16, 16, 0.75)
+    assert not rules.matched_in_reach(11, 16, 0.75)
+    with pytest.raises(ValueError):
+        rules.matched_in_reach(17, 16, 0.75)
+    assert rules.sparse_k(cfg.replace(k=1)) == 2 and rules.sparse_k(cfg.replace(k=3)) == 3
+    assert rules.sparse_k(cfg.replace(E=2, k=1)) == 2
+
+
+def test_rules_declare_every_claim_and_decide_only_hard_ones():
+    from dltheory.conservation import rules
+
+    for scale, ids in rules.DECIDES.items():
+        assert all(rules.KINDS[i] == "hard" for i in ids), scale
+    assert set(rules.DECIDES["smoke"]) < set(rules.DECIDES["standard"])

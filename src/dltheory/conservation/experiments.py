@@ -16,6 +16,7 @@ import pandas as pd
 import torch
 
 from . import laws as L
+from . import rules
 from .config import Config
 from .lie import count_laws, jacobian_rows, law_gradients, max_abs_cos
 from .models import FFN, MHA, Chain, MoE, NormSwiGLU, SwiGLU
@@ -130,7 +131,7 @@ def blocks(cfg: Config) -> dict:
         "sigmoid": (lambda s: MoE(d, m, E, o, gate="sigmoid", gen=g(s)), tok),
         "sigmoid_norm": (lambda s: MoE(d, m, E, o, gate="sigmoid_norm", gen=g(s)), tok),
         "sigmoid_topk_norm": (lambda s: MoE(d, m, E, o, gate="sigmoid_topk_norm",
-                                            topk=cfg.sparse_k, gen=g(s)), tok),
+                                            topk=rules.sparse_k(cfg), gen=g(s)), tok),
         "sigmoid_centred": (lambda s: MoE(d, m, E, o, gate="sigmoid_centred", gen=g(s)), tok),
         "sigmoid_bias": (lambda s: MoE(d, m, E, o, gate="sigmoid_bias", gen=g(s)), tok),
         "rmsnorm_swiglu": (lambda s: NormSwiGLU(d, m, o, "rms", gen=g(s)), tok),
@@ -288,8 +289,9 @@ def counts(cfg: Config, names) -> pd.DataFrame:
     when the budget affords them (``big_count_seconds``); ``df.attrs["skipped"]`` maps a
     block left out to the reason."""
     skipped = {}
-    if "chain_plain" in names and cfg.plain_chain_undetermined:
-        skipped["chain_plain"] = cfg.plain_chain_undetermined
+    why = rules.plain_chain_undetermined(cfg)
+    if "chain_plain" in names and why:
+        skipped["chain_plain"] = why
     small = [n for n in names if not n.endswith("_big") and n not in skipped]
     big = [n for n in names if n.endswith("_big")]
     df = _sweep(_task_count, [{"model": n} for n in small], cfg, "cl_counts")
@@ -302,6 +304,34 @@ def counts(cfg: Config, names) -> pd.DataFrame:
             skipped.update(dict.fromkeys(big, why))
     df.attrs["skipped"] = skipped
     return df
+
+
+#: the MoE blocks of the chapter (softmax and sigmoid routers) whose gates are shift-checked
+GATE_BLOCKS = ("moe_dense", "moe_topk", "moe_switch", "moe_top1_renorm", "sigmoid",
+               "sigmoid_norm", "sigmoid_topk_norm", "sigmoid_centred", "sigmoid_bias")
+
+
+@_f64
+def _task_gate_shift(cfg: Config, task: dict) -> dict:
+    """The router translation applied to the gate function itself: the largest change of
+    the routing weights g(x) when every router row gets the same random vector a
+    (``W_e -> W_e + a``, every logit shifted by ``a.x``), on Gaussian inputs, relative to
+    max |g| (the check compares it with ``laws.shift_invariant``)."""
+    make, shape = blocks(cfg)[task["block"]]
+    model = make(cfg.seed).to(_dev(cfg))
+    X = _inputs(cfg, model, shape, 64, cfg.seed + 3)
+    a = torch.randn(model.router.weight.shape[1], generator=_gen(cfg.seed + 4)).to(_dev(cfg))
+    with torch.no_grad():
+        g0 = model.gates(X)
+        model.router.weight.add_(a[None, :])
+        g1 = model.gates(X)
+    return {"gate": model.gate_kind, "change": float((g1 - g0).abs().max() / g0.abs().max())}
+
+
+def gate_shifts(cfg: Config) -> pd.DataFrame:
+    """Shift invariance of every MoE gate of the chapter: block, gate, change (the measured
+    relative change of g under the router translation)."""
+    return _sweep(_task_gate_shift, [{"block": b} for b in GATE_BLOCKS], cfg, "cl_gate_shift")
 
 
 @_f64
@@ -380,6 +410,73 @@ def adam_windows(cfg: Config) -> pd.DataFrame:
     tasks = [{"block": b, "opt": "adam", "seed": s, "tl": cfg.adam_tl} for b in disc_blocks(cfg)
              for s in range(cfg.disc_seeds)]
     return _sweep(_task_window, tasks, cfg, "cl_adam_windows", rounds="seed")
+
+
+def per_sample_gradients(model, loss, n: int) -> torch.Tensor:
+    """(n, D) gradients of the loss of each sample at the current parameters (flattened in
+    ``named_parameters`` order); the mean of rows ``idx`` is the minibatch gradient."""
+    params = dict(model.named_parameters())
+    rows = []
+    for i in range(n):
+        model.zero_grad(set_to_none=True)
+        loss(model, torch.tensor([i])).backward()
+        rows.append(torch.cat([(p.grad if p.grad is not None else torch.zeros_like(p))
+                               .reshape(-1) for p in params.values()]))
+    model.zero_grad(set_to_none=True)
+    return torch.stack(rows).detach()
+
+
+@_f64
+def _task_sgd_walk(cfg: Config, task: dict) -> list[dict]:
+    """The SGD k exponent predicted from the identity with the gradients frozen at theta_0.
+
+    Each SGD step changes a quadratic law by exactly ``tau^2 q(g_j)`` with ``g_j`` the
+    minibatch gradient; in the early window the parameters barely move, so
+    ``h_k - h_0 ~ tau^2 sum_{j<k} q(g_j)`` with ``g_j`` independent minibatch means of the
+    per-sample gradients at theta_0: a random walk whose drift ``E q(g) = q(g_bar) +
+    tr(S Cov g)`` and noise set the k exponent (1 where the drift dominates, 1/2 where the
+    noise does). ``sgd_walk_draws`` realisations of the walk, each with the minibatches
+    drawn like ``train`` (``sgd_batch`` of n without replacement); the fit of
+    ``tau^alpha k^beta`` on the window's grid gives alpha = 2 and beta = the slope of
+    ``log max_laws |sum_j q(g_j)|`` against ``log k`` at ``ks``."""
+    from torch.nn import functional as F
+
+    seed = cfg.seed + 10 * task["seed"]
+    make, loss, n = _teacher(cfg, task["block"], seed)
+    model = make()
+    fams = [f for f in L.laws_for(model) if f.kind == "quadratic"]
+    G = per_sample_gradients(model, loss, n)
+    shapes = [(name, p.shape, p.numel()) for name, p in model.named_parameters()]
+
+    def q_of(g):
+        d, o = {}, 0
+        for name, shape, size in shapes:
+            d[name] = g[o:o + size].reshape(shape)
+            o += size
+        return torch.cat([f(d).reshape(-1) for f in fams])
+
+    q_batch = torch.func.vmap(q_of)
+    K, R, B = int(max(cfg.ks)), int(cfg.sgd_walk_draws), int(cfg.sgd_batch)
+    gen = _gen(seed + 555)
+    ks = np.asarray(cfg.ks)
+    rows, chunk = [], max(1, 20_000 // K)
+    for r0 in range(0, R, chunk):
+        r1 = min(R, r0 + chunk)
+        idx = torch.multinomial(torch.ones((r1 - r0) * K, n), B, replacement=False,
+                                generator=gen)
+        Q = q_batch(F.embedding_bag(idx, G, mode="mean")).reshape(r1 - r0, K, -1)
+        err = torch.cumsum(Q, 1).abs().amax(-1).numpy()[:, ks - 1]
+        for r in range(r1 - r0):
+            beta = np.polyfit(np.log(ks), np.log(err[r]), 1)[0]
+            rows.append({"draw": r0 + r, "beta": float(beta)})
+    return rows
+
+
+def sgd_walks(cfg: Config) -> pd.DataFrame:
+    """The frozen-gradient random walk of ``_task_sgd_walk`` for every block and seed of the
+    early windows: block, seed, draw, beta (the k exponent of that realisation)."""
+    tasks = [{"block": b, "seed": s} for b in disc_blocks(cfg) for s in range(cfg.disc_seeds)]
+    return _sweep(_task_sgd_walk, tasks, cfg, "cl_sgd_walk", rounds="seed")
 
 
 @_f64
@@ -616,7 +713,7 @@ def _task_vit(cfg: Config, task: dict) -> list[dict]:
     make, loss, _ = _vit_problem(cfg, seed)
     lam = sharpness(make(), loss)
     rows = []
-    for tl in (cfg.early_tl, cfg.late_tl):
+    for tl in (cfg.early_tl, rules.late_window(cfg)):
         w = early_window(make, loss, lambda m: m.law_families(), tl_max=tl, ks=cfg.vit_ks,
                          ratios=cfg.tau_ratios, lam=lam)
         for i in range(len(w.taus)):
@@ -627,7 +724,7 @@ def _task_vit(cfg: Config, task: dict) -> list[dict]:
 
 
 def vit_windows(cfg: Config, step_s: float | None = None) -> pd.DataFrame | None:
-    """Digits ViT drift on the early and the late window (``late_tl``): seed, window, tau, lam, k, err;
+    """Digits ViT drift on the early and the late window (``rules.late_window``): seed, window, tau, lam, k, err;
     one round per seed. With ``step_s`` (a step's cost, e.g. ``vit_step_seconds``) it runs
     only when the budget affords one seed (else ``None``)."""
     if step_s is not None:

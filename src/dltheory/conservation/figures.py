@@ -11,7 +11,7 @@ import pandas as pd
 
 from .. import plotting
 from . import laws as L
-from . import theory
+from . import rules, theory
 from .config import Config
 from .models import FFN, MHA, MoE, NormSwiGLU, SwiGLU
 
@@ -64,7 +64,7 @@ def gd_collapse(win: pd.DataFrame, fits: pd.DataFrame, cfg: Config):
 
 
 def optimisers(win: pd.DataFrame, fits: pd.DataFrame, ident: pd.DataFrame, cfg: Config):
-    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4))
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 4.2))
     ax = axes[0]
     kmax = max(cfg.ks)
     for i, opt in enumerate(NAMES):
@@ -74,7 +74,13 @@ def optimisers(win: pd.DataFrame, fits: pd.DataFrame, ident: pd.DataFrame, cfg: 
                      label=rf"{NAMES[opt]} ($\alpha$={a:.2f})")
     plotting.loglog(ax, xlabel=r"step size $\tau\lambda_{max}$ (Adam: lr = $\tau/10$)",
                     ylabel=rf"$\max|h_k-h_0|$ at $k={kmax}$", title="RoPE attention")
-    ax.legend()
+    # ticks at the four step sizes only (log minor labels overlap), the legend below the
+    # axes (inside it covers a line whatever the corner)
+    x = np.sort(win[(win.block == "mha_rope") & (win.opt == "gd")].eval("tau * lam").unique())
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
+    ax.set_xticks(x, [f"{v:.1e}" for v in x])
+    ax.tick_params(axis="x", labelrotation=20)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=2, frameon=False)
     ax = axes[1]
     wd = ident[ident.wd > 0]
     ax.plot(wd.k, wd.abs_h / wd.abs_h.iloc[0], "o", ms=2, color=plotting.color(0),
@@ -148,7 +154,7 @@ def lm(lm_fits: pd.DataFrame, long: pd.DataFrame, cfg: Config, data: str):
 
 def real_data_tau(lm: pd.DataFrame, vit: pd.DataFrame, cfg: Config):
     fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.3), sharey=True)
-    wide = cfg.late_tl
+    wide = rules.late_window(cfg)
     for ax, (title, df) in zip(axes, [("char-LM", lm), ("digits ViT", vit)], strict=True):
         for j, tl in enumerate((cfg.early_tl, wide)):
             w = df[(df.window == tl) & (df.seed == 0)]

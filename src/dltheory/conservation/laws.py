@@ -106,10 +106,53 @@ def expert_laws(prefix: str = "") -> LawFamily:
     return LawFamily("experts", lambda p: ((p[u] ** 2).sum(2) - (p[dn] ** 2).sum(1)).reshape(-1))
 
 
+#: Gates unchanged by a shift of all logits by the same amount, ``g(z + c 1) = g(z)``:
+#: softmax (``e^{z_e + c} / sum e^{z + c}``) and the centred sigmoid ``sigma(z - mean z)``
+#: (``z + c 1`` has the same centred logits). The others are not: ``sigma(z + c) != sigma(z)``
+#: for c != 0; dividing by ``sum sigma(z)`` (over all or over the kept top-k) does not cancel
+#: the shift, as sigma is not exponential; and a learnable bias shared by all experts,
+#: ``sigma(z + b)``, cannot absorb a shift ``c = a.x`` that varies with the input. A top-k
+#: mask is shift-invariant (the order of the logits is kept), so it does not change this.
+SHIFT_INVARIANT = {"softmax": True, "sigmoid": False, "sigmoid_norm": False,
+                   "sigmoid_topk_norm": False, "sigmoid_centred": True, "sigmoid_bias": False}
+
+
+def shift_invariant(gate: str) -> bool:
+    """Whether the router gate ``gate`` (``models.GATES``) is unchanged by adding the same
+    number to every logit: exactly then does the router translation ``W_e -> W_e + a`` (all
+    e, any a in R^d) leave the MoE unchanged, giving the d linear laws ``sum_e W_e``."""
+    if gate not in SHIFT_INVARIANT:
+        raise ValueError(f"gate must be one of {sorted(SHIFT_INVARIANT)}, got {gate!r}")
+    return SHIFT_INVARIANT[gate]
+
+
 def router_sum(prefix: str = "") -> LawFamily:
-    """The linear law ``sum_e W_e`` (d values): softmax(z + c 1) = softmax(z)."""
+    """The linear law ``sum_e W_e`` (d values) of a shift-invariant gate (``shift_invariant``):
+    softmax(z + c 1) = softmax(z), so ``W_e -> W_e + a`` for every e is a symmetry."""
     r = prefix + "router.weight"
     return LawFamily("router_sum", lambda p: p[r].sum(0), kind="linear")
+
+
+def moe_count(model: nn.Module) -> int:
+    """Law count of a mixture of SwiGLU experts, derived from its symmetries for any gate.
+
+    (a) Inside expert e, unit i: ``(up[e,i,:], down[e,:,i]) -> (lam up, down / lam)`` leaves
+    the expert, hence the MoE, unchanged whatever the gate: E*m laws
+    ``||up[e,i,:]||^2 - ||down[e,:,i]||^2``. (b) The router translation ``W_e -> W_e + a``
+    (every e, a in R^d) shifts every logit by ``a.x``; it leaves the MoE unchanged exactly
+    when the gate is shift-invariant (``shift_invariant``), and then gives the d laws
+    ``sum_e W_e``. No other continuous symmetry is present for generic parameters (the gate
+    branch is not homogeneous, the experts are distinct). So ``E*m + d`` for softmax and the
+    centred sigmoid, ``E*m`` for sigmoid(z), sigmoid(z)/sum, top-k-renormalised sigmoid and
+    sigmoid(z + b). Top-1 routing renormalised over the kept expert has g = 1 and a frozen
+    router (``renorm_top1_count``): refused here."""
+    if not isinstance(model, MoE):
+        raise TypeError(f"moe_count needs an MoE, got {type(model).__name__}")
+    if model.topk == 1 and (model.renorm or model.gate_kind == "sigmoid_topk_norm"):
+        raise ValueError("top-1 routing renormalised over the kept expert freezes the router "
+                         "(g = 1): see renorm_top1_count")
+    E, m, d = model.w_up.shape
+    return E * m + (d if shift_invariant(model.gate_kind) else 0)
 
 
 def renorm_top1_count(model: nn.Module) -> int:
@@ -182,7 +225,7 @@ def laws_for(model: nn.Module, prefix: str = "") -> list[LawFamily]:
         return fams
     if isinstance(model, MoE):
         fams = [expert_laws(prefix)]
-        if model.gate_kind == "softmax":
+        if shift_invariant(model.gate_kind):
             fams.append(router_sum(prefix))
         return fams
     if isinstance(model, Chain):
@@ -194,8 +237,8 @@ def theory_count(model: nn.Module) -> int:
     """Number of functionally independent laws predicted for generic parameters.
 
     FFN: linear m(m+1)/2, relu m, gelu/silu 0; SwiGLU m; MHA H[dk(dk+1)/2 + dv(dv+1)/2];
-    MHA+RoPE H[dk/2 + dv(dv+1)/2]; softmax MoE (dense, top-k >= 2, Switch top-1) E*m + d;
-    residual Chain: the sum. Raises ValueError where the paper states no count.
+    MHA+RoPE H[dk/2 + dv(dv+1)/2]; MoE: E*m + d * [the gate is shift-invariant] (see
+    ``moe_count``); residual Chain: the sum. Raises ValueError where no count is derived.
     """
     if isinstance(model, FFN):
         m = model.first.weight.shape[0]
@@ -213,10 +256,7 @@ def theory_count(model: nn.Module) -> int:
         qk = model.dk // 2 if model.pe == "rope" else model.dk * (model.dk + 1) // 2
         return model.H * (qk + vo)
     if isinstance(model, MoE):
-        if model.gate_kind != "softmax" or (model.topk == 1 and model.renorm):
-            raise ValueError("the stated count covers softmax routers (no renormalised top-1)")
-        E, m, d = model.w_up.shape
-        return E * m + d
+        return moe_count(model)
     if isinstance(model, NormSwiGLU):  # derived from the symmetries (not the paper's)
         d, m = model.ffn.up.weight.shape[1], model.ffn.up.weight.shape[0]
         extra = 0 if not model.has_proj else (1 + d if model.kind == "layer" else 1)

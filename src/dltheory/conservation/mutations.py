@@ -36,6 +36,18 @@ def _gradients_x2(gradients):
     return lambda model, loss: {n: 2.0 * g for n, g in gradients(model, loss).items()}
 
 
+def _shift_invariant_if(rule):
+    def factory(shift_invariant):
+        def mutant(gate):
+            shift_invariant(gate)                  # same argument check
+            return rule(gate)
+        return mutant
+    return factory
+
+
+SIGMOID_NOT_INVARIANT = ("sigmoid", "sigmoid_norm", "sigmoid_topk_norm", "sigmoid_bias")
+
+
 def _wd_linearised(wd_decay):
     # (1 - tau lam)^(2k) replaced by its small-tau lam form exp(-2 tau lam k)
     import numpy as np
@@ -94,6 +106,16 @@ ENTRIES = [
     Mutation("conservation_laws:adam_exponent_20pct", f"{T}:adam_tau_exponent",
              "Adam's tau exponent 1.25 instead of 1", "+25% exponent", "exponent",
              _const(1.25), ("CL.adam.tau_exponent",)),
+    Mutation("conservation_laws:sigmoid_like_softmax", f"{L}:shift_invariant",
+             "every sigmoid gate taken as shift-invariant (the summary's 'identical to "
+             "softmax'): E m + d predicted for all", "d laws too many", "constant",
+             _shift_invariant_if(lambda gate: True),
+             tuple(f"CL.count.sigmoid.{g}" for g in SIGMOID_NOT_INVARIANT)
+             + tuple(f"CL.gate_shift.{g}" for g in SIGMOID_NOT_INVARIANT)),
+    Mutation("conservation_laws:only_softmax_invariant", f"{L}:shift_invariant",
+             "only softmax taken as shift-invariant: the centred sigmoid's router sum missed",
+             "d laws missing", "dropped term", _shift_invariant_if(lambda gate: gate == "softmax"),
+             ("CL.count.sigmoid.sigmoid_centred", "CL.gate_shift.sigmoid_centred")),
     # Expected to be caught by CL.lm.late_window (char-LM runs; not in the unit tests).
     Mutation("conservation_laws:late_gap_second_order", f"{T}:late_window_gap",
              "flow-regime alpha - beta = 2 (the identity's tau^2 k) instead of 1",

@@ -26,14 +26,14 @@ def _grid(cfg, gamma, test, off=0.5, noise=0.02, seed=0):
 
 
 def _verdicts(cfg, gdf, odf=None):
-    led = claims.Ledger("depth_expansion", scale=cfg.scale)
+    led = claims.Ledger("depth_expansion", scale=cfg.scale, rules=de.rules)
     de.checks.grid(led, cfg, gdf)
     if odf is not None:
         de.checks.covariance(led, cfg, odf, gdf)
     return {c.id: c.verdict for c in led.claims.values()}
 
 
-CFG = de.Config.for_scale("standard")
+CFG = de.Config.for_scale("paper", device="cpu")   # where the grid's rules decide
 ODF = pd.DataFrame({"width": [16, 64], "off_energy": [0.7, 0.9], "offdiag_null": [0.58, 0.85]})
 
 
@@ -55,6 +55,34 @@ def test_opposite_grid_is_not_reproduced():
     for cid in ("DE.signal_decay", "DE.depth_rebound", "DE.joint_scaling",
                 "DE.gradient_covariance.conv"):
         assert v[cid] == "NOT REPRODUCED", cid
+
+
+def test_standard_declares_rebound_and_joint_paper_only():
+    """Pre-registered in rules.PAPER_ONLY from the power calculation: at standard a
+    paper-shaped grid still gives INCONCLUSIVE with the stated reason; signal decay decides."""
+    std = de.Config.for_scale("standard")
+    led = claims.Ledger("depth_expansion", scale="standard", rules=de.rules)
+    de.checks.grid(led, std, _grid(std, lambda w, L: L ** -0.7,
+                                   lambda w, L: 0.3 + 0.2 * (L == max(std.grid_depths)) * 8 / w))
+    for cid in ("DE.depth_rebound", "DE.joint_scaling"):
+        c = led.claims[cid]
+        assert c.verdict == "INCONCLUSIVE" and "power calculation before the run" in c.note
+    assert led.claims["DE.signal_decay"].verdict == "PASS"
+
+
+def test_power_calculation_matches_the_presets():
+    """The seeds the power calculation assumes are the standard preset's, and the claims it
+    leaves to paper are exactly those whose required seeds exceed them."""
+    std = de.Config.for_scale("standard")
+    R = de.rules
+    assert R.STANDARD_SEEDS == {"DE.joint_scaling": std.grid_seeds,
+                                "DE.depth_rebound": std.grid_seeds,
+                                "DE.width_observability": std.obs_seeds}
+    for cid, (se, n0, eff) in R.STANDARD_SPREAD.items():
+        assert (cid in R.PAPER_ONLY) == (R.seeds_needed(se, n0, eff) > R.STANDARD_SEEDS[cid])
+        # detectable effect at the needed seeds is the effect itself (up to rounding up)
+        assert R.detectable(se, n0, R.seeds_needed(se, n0, eff)) <= abs(eff)
+    assert "DE.width_observability" not in R.PAPER_ONLY and "DE.power_law" in R.PAPER_ONLY
 
 
 def test_flat_grid_is_inconclusive_and_smoke_always_is():

@@ -6,7 +6,7 @@ jumpboard models along ``-C/||C||``, and decompose the change in test risk into 
 of the paper's two routes.
 """
 
-from . import checks, figures
+from . import checks, figures, rules
 from .bounds import (
     Risks,
     RouteA,
@@ -73,6 +73,7 @@ from .signal import (
 
 __all__ = [
     "CI_SETTINGS", "DOMAIN", "Config", "checks", "directional_t", "figures", "lowrank_offdiag",
+    "rules",
     "null_mean_square", "pool_for", "rmsnorm_jacobian_norms", "sample_setting",
     "CovMetrics", "Expansion", "Jumpboard", "Pool", "PostNormBlock", "RMSNorm", "Risks",
     "RouteA", "RouteB", "Signal", "SplitNet", "ZeroInitBlock", "activation_grads",

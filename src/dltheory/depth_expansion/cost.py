@@ -64,6 +64,9 @@ def round_seconds(cfg, sweep: str, device: str = "cpu") -> float:
     if sweep == "observability":
         return sum(_steps(cfg.n_train, cfg.batch, cfg.obs_max_epochs)
                    * mlp_step(w, 4, cfg.batch, device=d) for w in cfg.obs_widths)
+    if sweep == "regression":
+        return (_steps(cfg.n_train, cfg.batch, cfg.reg_epochs)
+                * mlp_step(cfg.reg_width, 4, cfg.batch, device=d))
     if sweep == "progressive":
         return sum(_steps(cfg.prog_n, cfg.batch, cfg.prog_epochs)
                    * mlp_step(64, 2 + k, cfg.batch, device=d) for k in range(cfg.prog_rounds + 1))
@@ -81,7 +84,7 @@ def round_seconds(cfg, sweep: str, device: str = "cpu") -> float:
 
 
 ROUNDS = {"expansion": "n_seeds", "transformer": "tf_seeds", "alignment": "align_seeds",
-          "observability": "obs_seeds", "grid": "grid_seeds"}
+          "observability": "obs_seeds", "grid": "grid_seeds", "regression": "reg_seeds"}
 
 
 def sweep_seconds(cfg, sweep: str, device: str = "cpu") -> float:
@@ -96,9 +99,53 @@ def sweep_seconds(cfg, sweep: str, device: str = "cpu") -> float:
 
 
 SWEEPS = ("expansion", "transformer", "conv", "alignment", "grid", "observability",
-          "progressive")
+          "progressive", "regression")
 
 
 def table(cfg, device: str = "cpu") -> dict[str, float]:
     """Estimated seconds of every sweep at ``cfg``."""
     return {s: sweep_seconds(cfg, s, device) for s in SWEEPS}
+
+
+class BudgetRule:
+    """The budget rule of the smoke and standard scales, mixed into ``Config``: epochs,
+    permutations and alignment steps divided by the cost of a step relative to width 64,
+    depth 4 when it exceeds one (a width-256, depth-12 network then costs about as much as
+    the default); cheaper networks get up to twice the population sample."""
+
+    @property
+    def work_factor(self) -> float:
+        """Cost of a step, depth * (9000 + width^2) (1 CPU thread), relative to 64 x 4."""
+        return self.depth * (9000.0 + self.width**2) / (4 * (9000.0 + 64**2))
+
+    def _budgeted(self) -> bool:
+        return self.scale not in ("paper", "full") and self.work_factor > 1
+
+    @property
+    def n_pop_eff(self) -> int:
+        """Doubled (at most) for networks cheaper than the default (weaker signals)."""
+        if self.scale in ("paper", "full") or self.work_factor >= 1:
+            return self.n_pop
+        return 2 * round(self.n_pop * min(2.0, 1.0 / self.work_factor) / 2)
+
+    def budget_epochs(self, epochs: int, floor: int | None = None) -> int:
+        """Divided by the work factor above one, within [floor or min_epochs, epochs]."""
+        if not self._budgeted():
+            return int(epochs)
+        lo = self.min_epochs if floor is None else floor
+        return int(min(epochs, max(lo, round(epochs / self.work_factor))))
+
+    @property
+    def n_perm_eff(self) -> int:
+        """Divided by the work factor above one, at least 50 (the null-mean tolerance
+        follows the Monte Carlo error)."""
+        if not self._budgeted():
+            return self.n_perm
+        return max(min(50, self.n_perm), round(self.n_perm / self.work_factor))
+
+    @property
+    def align_steps_eff(self) -> int:
+        if not self._budgeted():
+            return self.align_steps
+        return max(self.align_steps // 4, round(self.align_steps / self.work_factor))
+

@@ -123,3 +123,39 @@ def simulate_offdiag(d: int, r: int, *, draws: int, seed) -> tuple[float, float]
         diag = (np.diagonal(S, axis1=1, axis2=2) ** 2).sum(1)
         share[i:i + len(A)] = 1 - diag / tot
     return float(share.mean()), float(share.std(ddof=1) / np.sqrt(len(share)))
+
+
+def rotation_offdiag(sigma: np.ndarray) -> float:
+    """Rotation null: the expected off-diagonal share of ||Q Sigma Q^T||_F^2 for a uniformly
+    random rotation Q, i.e. a covariance with Sigma's spectrum and no preferred basis.
+    With E (Q Sigma Q^T)_ii^2 = (2 tr Sigma^2 + (tr Sigma)^2) / (d (d + 2)) it is
+
+        1 - (2 + PR) / (d + 2),   PR = (tr Sigma)^2 / tr Sigma^2 (participation ratio).
+
+    An isotropic Sigma (PR = d) gives 0: it is diagonal in every basis, so only a spectrum
+    whose null is above a threshold can show that the measured basis is special."""
+    sigma = np.asarray(sigma, dtype=float)
+    if sigma.ndim != 2 or sigma.shape[0] != sigma.shape[1]:
+        raise ValueError(f"sigma must be square, got {sigma.shape}")
+    d = sigma.shape[0]
+    tr2 = float((sigma**2).sum())
+    if tr2 <= 0:
+        raise ValueError("sigma must not be zero")
+    pr = float(np.trace(sigma)) ** 2 / tr2
+    return 1.0 - (2.0 + pr) / (d + 2.0)
+
+
+def simulate_rotation_offdiag(sigma: np.ndarray, *, draws: int, seed) -> tuple[float, float]:
+    """Mean and s.e. of the off-diagonal share of Q Sigma Q^T over ``draws`` Haar rotations
+    (what ``rotation_offdiag`` computes in closed form)."""
+    from scipy.stats import special_ortho_group
+
+    from ..runtime import as_generator
+
+    sigma = np.asarray(sigma, dtype=float)
+    rng = as_generator(seed)
+    qs = special_ortho_group.rvs(sigma.shape[0], size=validation.integer("draws", draws, lo=2),
+                                 random_state=rng)
+    S = qs @ sigma @ qs.transpose(0, 2, 1)
+    share = 1 - (np.diagonal(S, axis1=1, axis2=2) ** 2).sum(1) / (S**2).sum((1, 2))
+    return float(share.mean()), float(share.std(ddof=1) / np.sqrt(draws))

@@ -19,7 +19,7 @@ import torch
 from torch.nn import functional as F
 
 from .. import validation
-from . import bounds, diagnostics
+from . import bounds, diagnostics, rules
 from . import signal as sg
 from .data import Pool
 from .models import SplitNet, ZeroInitBlock, insert_block, postnorm_mlp
@@ -247,24 +247,29 @@ def progressive_deepening(pool: Pool, *, n: int, width: int, depth0: int, rounds
     """Start from a trained ``depth0``-block model; each round inserts one zero-init block in
     the middle, measures its first-order signal (gamma_S, gamma_pop), then trains the whole
     model for ``epochs``. Row k (k = 0..rounds): depth, gammas of the block inserted in
-    round k (nan for k = 0), train / test / pop risks after training."""
+    round k (nan for k = 0) with the population's mean activation-gradient norm g_norm and
+    the scale-free coherence gamma_pop / (mean ||g|| mean ||phi||) (up to a constant factor
+    fixed by the sample), train / test / pop risks after training."""
     Xs, ys = pool.train_subset(n)
     model, _ = train_old(pool, n=n, width=width, depth=depth0, epochs=epochs, seed=seed, lr=lr,
                          wd=wd, batch_size=batch_size)
     rows = []
     for k in range(rounds + 1):
-        gS = gP = float("nan")
+        gS = gP = gn = coh = float("nan")
         if k > 0:
             l = model.depth // 2
             block = ZeroInitBlock(width, seed=seed + 100 + k).to(device=Xs.device,
                                                                    dtype=Xs.dtype)
             gS = sg.first_order_signal(model, l, block, Xs, ys, B).gamma
-            gP = sg.first_order_signal(model, l, block, pool.X_pop, pool.y_pop, B).gamma
+            sP = sg.first_order_signal(model, l, block, pool.X_pop, pool.y_pop, B)
+            gP, gn = sP.gamma, float(sP.g.norm(dim=1).mean())
+            coh = gP / (gn * float(sP.phi.norm(dim=1).mean()))
             model = insert_block(model, l, block)
             train(model, Xs, ys, epochs=epochs, lr=lr, wd=wd, batch_size=batch_size,
                   seed=seed + k)
         rk = risks_of(model, pool, Xs, ys, pool.X_pop, pool.y_pop, B)
         rows.append({"round": k, "depth": model.depth, "gamma_S": gS, "gamma_pop": gP,
+                     "g_norm": gn, "coherence": coh,
                      "train": rk.train, "test": rk.test, "pop": rk.pop})
     return rows
 
@@ -419,9 +424,9 @@ def _small_rms(cfg, norm, seed: int) -> dict:
     n64 = copy.deepcopy(norm).double()
     gen = torch.Generator().manual_seed(int(seed) + 77)
     d = n64.gain.numel()
-    k = cfg.n_small_rms
+    k = rules.N_SMALL_RMS
     u = torch.randn(k, d, generator=gen, dtype=torch.float64)
-    r = torch.logspace(math.log10(cfg.rms_lo), math.log10(cfg.rms_hi), k, dtype=torch.float64)
+    r = torch.logspace(math.log10(rules.RMS_LO), math.log10(rules.RMS_HI), k, dtype=torch.float64)
     u = u / u.pow(2).mean(1, keepdim=True).sqrt() * (r * math.sqrt(n64.eps))[:, None]
     u = torch.cat([u, torch.zeros(1, d, dtype=torch.float64)])
     measured = diagnostics.rmsnorm_jacobian_norms(n64, u)
@@ -478,8 +483,9 @@ def measure_expansion(cfg, pool: Pool, old: SplitNet, hist: list[float], seed: i
                ci_level=cfg.ci_level, curves=cfg.n_curve if first and not twin else False,
                with_control=not twin)
     r, ra, rb = e.risks, e.route_a, e.route_b
-    direct = float((sg.per_sample_loss(e.models["new"], pool.X_test, pool.y_test, cfg.B).double()
-                    - sg.per_sample_loss(old, pool.X_test, pool.y_test, cfg.B).double()).mean())
+    dl = (sg.per_sample_loss(e.models["new"], pool.X_test, pool.y_test, cfg.B).double()
+          - sg.per_sample_loss(old, pool.X_test, pool.y_test, cfg.B).double())
+    direct, direct_se = float(dl.mean()), float(dl.std() / math.sqrt(len(dl)))
     row = {"epochs": len(hist), "train_ce": hist[-1],
            "gamma_S": e.sig_S.gamma, "gamma_pop": e.sig_pop.gamma, "gamma_test": e.gamma_test,
            "gamma64": e.gamma64, "fd_slope": e.fd_slope,
@@ -500,6 +506,7 @@ def measure_expansion(cfg, pool: Pool, old: SplitNet, hist: list[float], seed: i
            "delta_erm_pop": ra.delta_erm, "delta_erm_S": rb.delta_erm,
            "gap_bracket": ra.gap_bracket, "test_bracket": ra.test_bracket,
            "tg_bracket": rb.bracket, "lhs": ra.lhs, "lhs_direct": direct,
+           "lhs_se": direct_se,
            "idA_sum": ra.identity_sum, "idB_sum": rb.identity_sum,
            "rhsA": ra.rhs, "rhsB": rb.rhs, "eps_M": ra.eps_M, "eps_M_B": rb.eps_M,
            "eps_K_B": rb.eps_K, "failure_prob": ra.failure_prob, "K_needed": ra.K_needed,
@@ -637,6 +644,62 @@ def observability(cfg) -> pd.DataFrame:
     return _sweep(observability_task, tasks, cfg, "observability")
 
 
+def regression_task(cfg, task: dict) -> dict:
+    """Assumption 3 where the activation-gradient covariance can have structure: a post-norm
+    MLP of width ``reg_width`` with a ``reg_outputs``-dimensional regression head (squared
+    loss) on the MNIST-1D inputs, target ``tanh(A x)`` for a fixed random A (no class
+    bottleneck: per-sample g_i = J_top(z_i)^T (f(x_i) - y_i) spans up to reg_outputs >
+    reg_width directions). Sigma_g at the middle layer on population half B: its
+    off-diagonal energy, the rotation null of its own spectrum, the rank-reg_outputs null."""
+    from . import data
+
+    pool = data.pool_for(cfg)
+    s = int(task["seed"])
+    gen = torch.Generator().manual_seed(10_000 + s)
+    Xs, _ = pool.train_subset(cfg.n_train)
+    d_in = Xs.shape[1]
+    A = torch.randn(cfg.reg_outputs, d_in, generator=gen, dtype=torch.float64) / math.sqrt(d_in)
+    A = A.to(device=Xs.device, dtype=Xs.dtype)
+    scale = Xs.std()
+    Xh = pool.X_pop[len(pool.X_pop) // 2:][:cfg.reg_n_cov]
+
+    def target(X):
+        return torch.tanh(X / scale @ A.T)
+
+    model = postnorm_mlp(d_in, cfg.reg_outputs, width=cfg.reg_width, depth=4, seed=s)
+    model = model.to(device=Xs.device, dtype=Xs.dtype)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.wd)
+    g_ = torch.Generator().manual_seed(s)
+    Ys = target(Xs)
+    for _ in range(cfg.reg_epochs):
+        perm = torch.randperm(len(Xs), generator=g_).to(Xs.device)
+        for i in range(0, len(Xs), cfg.batch):
+            idx = perm[i:i + cfg.batch]
+            loss = 0.5 * (model(Xs[idx]) - Ys[idx]).pow(2).sum(1).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+    model.eval()
+    l = model.depth // 2
+    with torch.no_grad():
+        z = model.bottom(Xh, l)
+        base = float(0.5 * (Ys - Ys.mean(0)).pow(2).sum(1).mean())
+        fit = float(0.5 * (model(Xh) - target(Xh)).pow(2).sum(1).mean())
+    z = z.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(0.5 * (model.top(z, l) - target(Xh)).pow(2).sum(), z)
+    sigma = diagnostics.grad_covariance(g)
+    cm = diagnostics.cov_metrics(sigma)
+    return {"off_energy": cm.off_energy, "rotation_null": diagnostics.rotation_offdiag(sigma),
+            "rank_null": diagnostics.lowrank_offdiag(cfg.reg_width, cfg.reg_outputs),
+            "participation": float(np.trace(sigma)) ** 2 / float((sigma**2).sum()),
+            "r2": 1.0 - fit / base, "sigma": sigma}
+
+
+def regression(cfg) -> pd.DataFrame:
+    tasks = [{"seed": s} for s in range(cfg.seed, cfg.seed + cfg.reg_seeds)]
+    return _sweep(regression_task, tasks, cfg, "regression")
+
+
 def progressive_task(cfg, task: dict) -> list[dict]:
     from . import data
 
@@ -748,7 +811,7 @@ def theorem_sims(cfg, ex: pd.DataFrame) -> dict:
     the expansion table): per old model, coverage and tightness of both routes on its own
     instance and on its worst case (the complementary pair built from f_new's losses on
     half B); the Hoeffding transfer on the worst-case +-B test losses at the chapter's K
-    (Delta_R = 2 B x / sqrt(K) for x in cfg.hoeff_x) and at the K the bound asks for at the
+    (Delta_R = 2 B x / sqrt(K) for x in rules.HOEFF_X) and at the K the bound asks for at the
     chapter's margin; the same transfer event on each instance's own loss differences; and
     the low-rank null against simulated rank-r covariances."""
     from .. import budget
@@ -763,9 +826,9 @@ def theorem_sims(cfg, ex: pd.DataFrame) -> dict:
         L = np.asarray(r.losses_B, dtype=np.float64)
         L = np.concatenate([L, tr.complementary(np.clip(L[:, 3], 0, cfg.B), cfg.B)], 1)
         sims = tr.simulate_routes(L, n=cfg.n_train, K=cfg.n_test, delta=cfg.route_delta,
-                                  draws=cfg.route_draws, seed=int(seed) + 31)
+                                  draws=rules.ROUTE_DRAWS, seed=int(seed) + 31)
         ev = tr.simulate_transfer_event(L[:, 3] - L[:, 0], cfg.n_test, max(r.delta_R, 0.0),
-                                        draws=cfg.route_draws, seed=int(seed) + 32)
+                                        draws=rules.ROUTE_DRAWS, seed=int(seed) + 32)
         row = {"seed": seed, "event_fail": ev,
                "event_bound": bounds.hoeffding_failure(cfg.n_test, min(max(r.delta_R, 0.0),
                                                                         cfg.B), cfg.B)}
@@ -778,23 +841,23 @@ def theorem_sims(cfg, ex: pd.DataFrame) -> dict:
     if skipped(ex):
         routes.attrs["skipped"] = skipped(ex)
     K, B = cfg.n_test, cfg.B
-    deltas = [2 * B * x / math.sqrt(K) for x in cfg.hoeff_x]
-    freq = tr.simulate_hoeffding(K, deltas, B, draws=cfg.hoeff_draws, seed=cfg.seed + 41)
-    hoeff = pd.DataFrame({"x": cfg.hoeff_x, "K": K, "delta_R": deltas, "freq": freq,
+    deltas = [2 * B * x / math.sqrt(K) for x in rules.HOEFF_X]
+    freq = tr.simulate_hoeffding(K, deltas, B, draws=rules.HOEFF_DRAWS, seed=cfg.seed + 41)
+    hoeff = pd.DataFrame({"x": rules.HOEFF_X, "K": K, "delta_R": deltas, "freq": freq,
                           "bound": [bounds.hoeffding_failure(K, d, B) for d in deltas],
                           "exact": [tr.rademacher_tail(K, d / 2, B) for d in deltas]})
     dR = (float(old.delta_R.median()) if len(old) and (old.delta_R > 0).all()
-          else cfg.hoeff_margin)
+          else rules.HOEFF_MARGIN)
     Kstar = int(math.ceil(bounds.hoeffding_K(dR, B, cfg.route_delta)))
-    fK = float(tr.simulate_hoeffding(Kstar, [dR], B, draws=cfg.hoeff_draws,
+    fK = float(tr.simulate_hoeffding(Kstar, [dR], B, draws=rules.HOEFF_DRAWS,
                                      seed=cfg.seed + 42)[0])
     hoeff_K = {"delta_R": dR, "K": Kstar, "freq": fK,
                "bound": bounds.hoeffding_failure(Kstar, dR, B)}
     rng = np.random.default_rng(cfg.seed + 43)
     lr_rows = []
     for d in sorted({8, 16, cfg.width}):
-        for rk in cfg.lowrank_ranks:
-            m, se = diagnostics.simulate_offdiag(d, rk, draws=cfg.lowrank_draws, seed=rng)
+        for rk in rules.LOWRANK_RANKS:
+            m, se = diagnostics.simulate_offdiag(d, rk, draws=rules.LOWRANK_DRAWS, seed=rng)
             lr_rows.append({"d": d, "r": rk, "simulated": m, "se": se,
                             "closed_form": diagnostics.lowrank_offdiag(d, rk)})
     return {"routes": routes, "hoeffding": hoeff, "hoeffding_K": hoeff_K,

@@ -41,6 +41,42 @@ def _first(ex: pd.DataFrame, cfg) -> pd.Series:
 
 
 @_unless_skipped
+def bounds_vs_realised(ex: pd.DataFrame, sims: dict, cfg):
+    """The headline evidence: per old model (seed), the realised change in test risk
+    L_test(f_new) - L_test(f_old) with its paired 2 s.e. over the test samples, against the
+    two theorems' bounds with their deviations at level delta (eps_M, eps_K: quantiles of
+    the uniform deviations over redrawn samples, ``experiments.theorem_sims``) and the
+    jumpboard gains they start from."""
+    old = ex.xs("old", level="model")
+    rt = sims["routes"]
+    seeds = [s for s in old.index if s in rt.index]
+    o, r = old.loc[seeds], rt.loc[seeds]
+    x = np.arange(len(seeds))
+    bA = -o.delta_R / 2 - o.delta_erm_pop + 2 * r.A_eps_M
+    bB = -o.delta_test - o.delta_erm_S + 2 * (r.B_eps_M + r.B_eps_K)
+    fig, ax = plt.subplots(figsize=(8.6, 3.4))
+    ax.axhline(0, color="0.6", lw=0.8)
+    se = o.lhs_se if "lhs_se" in o else None
+    ax.errorbar(x, o.lhs, yerr=None if se is None else 2 * se, fmt="o", ms=7,
+                color=plotting.color(1), capsize=3,
+                label=r"realised $L_{\rm test}(f_{\rm new}) - L_{\rm test}(f_{\rm old})$")
+    ax.plot(x - 0.18, bA, "v", color=plotting.color(3), ms=7,
+            label=r"Route A bound ($\varepsilon_M$ at $\delta$)")
+    ax.plot(x + 0.18, bB, "^", color=plotting.color(4), ms=7,
+            label=r"Route B bound ($\varepsilon_M + \varepsilon_K$ at $\delta$)")
+    ax.plot(x, -o.delta_test, "_", color="0.3", ms=16, mew=2,
+            label=r"training-set jumpboard alone, $-\Delta^R_{\rm test}$")
+    ax.set_xticks(x, [f"seed {s}" for s in seeds])
+    ax.set_xlim(-0.6, len(seeds) - 0.4)
+    ax.set_ylabel("change in test cross-entropy")
+    ax.set_title(f"Inserting a block: bounds vs the realised change ({_tag(cfg)}, "
+                 f"$\\delta = {cfg.route_delta:g}$)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+@_unless_skipped
 def condition1_null(ex: pd.DataFrame, cfg):
     e0 = _first(ex, cfg)
     fig, ax = plt.subplots()

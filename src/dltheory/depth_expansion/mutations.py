@@ -93,6 +93,12 @@ def _loss_lipschitz_no_sqrt2(loss_lipschitz):
     return wrong
 
 
+def _hoeffding_half_K(simulate_hoeffding):
+    def wrong(K, delta_R, B, *, draws, seed):
+        return simulate_hoeffding(max(1, K // 2), delta_R, B, draws=draws, seed=seed)
+    return wrong
+
+
 ENTRIES = [
     Mutation("depth_expansion:signal_constant_low_15pct", f"{D}.signal:signal_matrix",
              "first-order signal matrix 15% low", "-15%", "constant",
@@ -147,6 +153,12 @@ ENTRIES = [
              "Route A's deviation term eps_M for 2 eps_M (one model's gap, not the bracket's)",
              "factor 1/2", "bound constant", _route_a_single_eps,
              ("DE.routeA.coverage", "DE.routeA.tightness")),
+    # On the experiment side: the worst-case Hoeffding simulation draws test sets of the
+    # wrong size (K / 2), as a sweep that halves its sample would.
+    Mutation("depth_expansion:hoeffding_sim_half_K", f"{D}.transfer:simulate_hoeffding",
+             "worst-case Hoeffding simulation with test sets of K / 2 for K",
+             "test-set size halved", "rescaling", _hoeffding_half_K,
+             ("DE.hoeffding.tightness",)),
     Mutation("depth_expansion:loss_lipschitz_no_sqrt2", f"{D}.lipschitz:loss_lipschitz",
              "cross-entropy's Lipschitz constant in the logits without the sqrt(2) (the "
              "sup-norm constant used as if Euclidean)", "factor 1/sqrt(2)", "bound constant",

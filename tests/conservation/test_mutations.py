@@ -20,16 +20,21 @@ SECTION = {"dltheory.conservation.laws:theory_count": "counts",
            "dltheory.conservation.theory:matched_slope": "matched",
            "dltheory.conservation.theory:wd_decay": "discrete",
            "dltheory.conservation.theory:adam_tau_exponent": "discrete",
-           "dltheory.conservation.train:gradients": "gradient"}
+           "dltheory.conservation.train:gradients": "gradient",
+           "dltheory.conservation.checks:fit_tau_k": "discrete",
+           "dltheory.conservation.rules:matched_in_reach": "matched",
+           # experiment side: the experiment is rerun under the mutation
+           "dltheory.conservation.experiments:_opt_kw": "sgd_guard",
+           "dltheory.conservation.experiments:per_sample_gradients": "walk"}
 # entries whose claims need the real-data runs: checked by scripts/calibrate.py only
-NOT_HERE = {"conservation_laws:late_gap_second_order"}
+NOT_HERE = {"conservation_laws:late_gap_second_order", "conservation_laws:late_window_widest"}
 TESTED = [i for i, m in ENTRIES.items() if m.target in SECTION]
 
 
 @pytest.fixture(scope="module")
 def cfg():
     return config.Config.for_scale("smoke", disc_seeds=1, ks=(5, 10, 20, 40), id_steps=100,
-                                   match_seeds=2)
+                                   match_seeds=2, sgd_walk_draws=200)
 
 
 @pytest.fixture(scope="module")
@@ -40,13 +45,33 @@ def runs(cfg):
     sig = ex.counts(cfg, list(checks.SIGMOIDS))
     shifts = ex.gate_shifts(cfg)
     torch.set_default_dtype(old)
+    win, adam = ex.early_windows(cfg), ex.adam_windows(cfg)
+    sgd = checks.window_fits(win[win.opt == "sgd"], cfg.ks).groupby("block", sort=False)[
+        ["beta"]].mean()
     return {"counts": lambda led: checks.counts(led, cfg, counts),
+            "sgd_guard": lambda led: checks.design_guards(led, cfg, fresh_windows(cfg), adam),
+            "walk": lambda led: checks.sgd_k_exponent(led, cfg, sgd, fresh_walks(cfg)),
             "sigmoid": lambda led: checks.sigmoid_gating(led, cfg, sig, shifts),
             "matched": (lambda m: lambda led: checks.matched(led, cfg, m))(ex.matched_progress(cfg)),
-            "discrete": (lambda w, i, a: lambda led: checks.discrete(led, cfg, w, i, a))(
-                ex.early_windows(cfg), ex.identity_runs(cfg), ex.adam_windows(cfg)),
+            "discrete": (lambda i: lambda led: checks.discrete(led, cfg, win, i, adam))(
+                ex.identity_runs(cfg)),
             # the gradient itself is what a planted error changes: measured afresh each time
             "gradient": lambda led: checks.gradient(led, cfg, gradient_rows(cfg))}
+
+
+def fresh_windows(cfg):
+    import pandas as pd
+
+    return pd.DataFrame([{"block": b, "opt": o, "seed": 0, **r} for b in ex.disc_blocks(cfg)
+                         for o in ("gd", "sgd")
+                         for r in ex._task_window(cfg, {"block": b, "opt": o, "seed": 0})])
+
+
+def fresh_walks(cfg):
+    import pandas as pd
+
+    return pd.DataFrame([{"block": b, "seed": 0, **r} for b in ex.disc_blocks(cfg)
+                         for r in ex._task_sgd_walk(cfg, {"block": b, "seed": 0})])
 
 
 def gradient_rows(cfg):

@@ -390,9 +390,11 @@ def _task_window(cfg: Config, task: dict) -> list[dict]:
         err = tr.error()
         rs = tr.error(["router_sum"]) if "router_sum" in tr.h else np.full_like(err, np.nan)
         bound = np.concatenate([[0.0], np.maximum.accumulate(tr.bound_ratio())])
+        # every law's own drift |h_k - h_0| (Adam's windows: its exponent is fitted per law)
+        per = np.concatenate([np.abs(tr.h[n] - tr.h[n][:1]) for n in tr.h], 1)
         for kk in range(1, len(err)):
             rows.append({"tau": tau, "lam": lam, "k": kk, "err": err[kk], "router": rs[kk],
-                         "bound": bound[kk]})
+                         "bound": bound[kk], **({"law_err": per[kk]} if "tl" in task else {})})
     return rows
 
 
@@ -406,7 +408,8 @@ def early_windows(cfg: Config) -> pd.DataFrame:
 
 def adam_windows(cfg: Config) -> pd.DataFrame:
     """Adam on a shorter early window (``tau k lambda_max <= adam_tl``), where its drift is
-    first order to within a fraction of a percent: the rows of ``early_windows`` plus ``tl``."""
+    first order to within a fraction of a percent: the rows of ``early_windows`` plus
+    ``law_err`` (each law's own drift, an array over the laws of the block)."""
     tasks = [{"block": b, "opt": "adam", "seed": s, "tl": cfg.adam_tl} for b in disc_blocks(cfg)
              for s in range(cfg.disc_seeds)]
     return _sweep(_task_window, tasks, cfg, "cl_adam_windows", rounds="seed")

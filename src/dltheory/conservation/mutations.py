@@ -7,6 +7,8 @@ from ..mutations import Mutation
 L = "dltheory.conservation.laws"
 T = "dltheory.conservation.theory"
 TR = "dltheory.conservation.train"
+EX = "dltheory.conservation.experiments"
+RU = "dltheory.conservation.rules"
 
 
 def _tri(n):
@@ -43,6 +45,41 @@ def _shift_invariant_if(rule):
             return rule(gate)
         return mutant
     return factory
+
+
+def _sgd_full_batch(opt_kw):
+    # "SGD" whose minibatch is the whole data set: full-batch GD under another name
+    def mutant(cfg, opt, n):
+        kw = opt_kw(cfg, opt, n)
+        return {**kw, "batch_size": n} if opt == "sgd" else kw
+    return mutant
+
+
+def _gradients_without_noise(per_sample_gradients):
+    # every per-sample gradient replaced by their mean: the walk loses its noise
+    def mutant(model, loss, n):
+        G = per_sample_gradients(model, loss, n)
+        return G.mean(0, keepdim=True).expand_as(G).clone()
+    return mutant
+
+
+def _inverted(gate):
+    return lambda *a, **k: not gate(*a, **k)
+
+
+def _widest_window(late_window):
+    def mutant(cfg):
+        late_window(cfg)                           # same argument checks
+        return max(cfg.lm_windows)
+    return mutant
+
+
+def _swapped_fit(fit_tau_k):
+    # the judge's fit with the tau and k exponents read in the wrong order
+    import dataclasses
+
+    return lambda taus, ks, err: (lambda f: dataclasses.replace(f, alpha=f.beta, beta=f.alpha))(
+        fit_tau_k(taus, ks, err))
 
 
 SIGMOID_NOT_INVARIANT = ("sigmoid", "sigmoid_norm", "sigmoid_topk_norm", "sigmoid_bias")
@@ -116,6 +153,26 @@ ENTRIES = [
              "only softmax taken as shift-invariant: the centred sigmoid's router sum missed",
              "d laws missing", "dropped term", _shift_invariant_if(lambda gate: gate == "softmax"),
              ("CL.count.sigmoid.sigmoid_centred", "CL.gate_shift.sigmoid_centred")),
+    # experiment side and judging code
+    Mutation("conservation_laws:sgd_full_batch", f"{EX}:_opt_kw",
+             "'SGD' whose minibatch is the whole data set (full-batch GD)",
+             "batch n for 16", "regime boundary", _sgd_full_batch, ("CL.sgd.stochastic",)),
+    Mutation("conservation_laws:walk_without_noise", f"{EX}:per_sample_gradients",
+             "SGD's random-walk model built from the mean gradient only (no minibatch noise)",
+             "noise dropped", "dropped term", _gradients_without_noise, ("CL.sgd.k_exponent",)),
+    Mutation("conservation_laws:matched_gate_inverted", f"{RU}:matched_in_reach",
+             "the matched-progress reach gate inverted (closed when the pairs are in reach)",
+             "comparison inverted", "regime boundary", _inverted, ("CL.matched.reach_count",)),
+    Mutation("conservation_laws:exponents_swapped", "dltheory.conservation.checks:fit_tau_k",
+             "the judge's fit reads the tau exponent as the k exponent and back",
+             "alpha and beta swapped", "exponent", _swapped_fit,
+             tuple(f"CL.gd.{e}_exponent.{b}" for b in ("swiglu", "mha_rope", "moe_topk")
+                   for e in ("tau", "k")) + ("CL.sgd.tau_exponent",)),
+    # Expected to be caught by CL.lm.late_is_late (char-LM runs; not in the unit tests).
+    Mutation("conservation_laws:late_window_widest", f"{RU}:late_window",
+             "the late window taken as the widest, where GD has left the flow",
+             "tau lambda_max 0.8 for 0.08", "regime boundary", _widest_window,
+             ("CL.lm.late_is_late",)),
     # Expected to be caught by CL.lm.late_window (char-LM runs; not in the unit tests).
     Mutation("conservation_laws:late_gap_second_order", f"{T}:late_window_gap",
              "flow-regime alpha - beta = 2 (the identity's tau^2 k) instead of 1",

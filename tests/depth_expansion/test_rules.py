@@ -7,7 +7,7 @@ import pytest
 
 from dltheory import claims
 from dltheory import depth_expansion as de
-from dltheory.depth_expansion import diagnostics, rules
+from dltheory.depth_expansion import diagnostics, rules, transfer
 
 
 def test_every_kind_is_a_ledger_kind_and_hard_claims_are_the_mechanism():
@@ -49,3 +49,35 @@ def test_regression_covariance_decides_both_ways(off, verdict):
     led = claims.Ledger("depth_expansion", scale="smoke", rules=rules)
     de.checks.covariance_regression(led, cfg, _rdf(off, [0.2, 0.21, 0.19, 0.2]))
     assert led.claims["DE.gradient_covariance.regression"].verdict == verdict
+
+
+def _seed_rows(t):
+    return pd.DataFrame({"t_cond1": t, "delta_R_lo": [0.01] * len(t)}, index=range(len(t)))
+
+
+@pytest.mark.parametrize("t, verdict", [([7.0, 2.0], "PASS"), ([5.9, 2.0], "INCONCLUSIVE")])
+def test_power_gate_opens_at_power_t(t, verdict):
+    """The margin checks are decided only at seeds whose held-out t reaches POWER_T."""
+    cfg = de.Config.for_scale("smoke")
+    led = claims.Ledger("depth_expansion", scale="smoke", rules=rules)
+    rows = _seed_rows(t)
+    c = de.checks._powered(led, cfg, "DE.jumpboard.population", "s", rows, "t_cond1",
+                           lambda r: r.delta_R_lo, rows.t_cond1, "a held-out population")
+    assert c.verdict == verdict
+
+
+@pytest.mark.parametrize("null, verdict", [(0.58, "INCONCLUSIVE"), (0.2, "NOT REPRODUCED")])
+def test_mlp_covariance_gate_follows_the_low_rank_null(null, verdict):
+    """Where the rank-9 null is above the threshold the MLP cannot test Assumption 3."""
+    cfg = de.Config.for_scale("smoke")
+    led = claims.Ledger("depth_expansion", scale="smoke", rules=rules)
+    odf = pd.DataFrame({"width": [16, 16], "off_energy": [0.7, 0.7], "offdiag_null": null})
+    de.checks._covariance_mlp(led, cfg, odf)
+    assert led.claims["DE.gradient_covariance"].verdict == verdict
+
+
+def test_hoeffding_failure_count_at_and_off_an_integer_threshold():
+    # K = 10 000, margin B x / sqrt(K) with x = 2: threshold exactly 5100 (a tie is no failure)
+    assert transfer.failure_count(10_000, 5.0 * 2 / 100, 5.0) == 5100
+    # an irrational threshold floors
+    assert transfer.failure_count(2000, 5.0 * 2 / 2000 ** 0.5, 5.0) == 1044

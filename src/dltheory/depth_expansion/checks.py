@@ -77,36 +77,6 @@ def _skip(ledger, section: str, *tables, ids=None) -> bool:
     return True
 
 
-def verdict_line(c, width: int = 100) -> str:
-    """One short line for a recorded claim: id, kind, verdict, measured value and, where it
-    fits in ``width`` characters, the required range (the statement and the note are in the
-    claims table)."""
-    from ..claims import _fmt
-
-    head = f"{c.id} [{c.kind}]: {c.verdict}"
-    if c.measured is None:
-        return head
-    m = _fmt(c.measured) if isinstance(c.measured, (int, float)) else str(c.measured)
-    line = f"{head} (measured {m}" + (f", required {c.tolerance})" if c.tolerance else ")")
-    return line if len(line) <= width else f"{head} (measured {m})"
-
-
-def _prints(fn):
-    """A check function of the chapter that also prints a one-line verdict of every claim
-    it recorded (``verdict_line``), so each check cell shows its verdicts."""
-    import functools
-
-    @functools.wraps(fn)
-    def wrapper(ledger, *args, **kwargs):
-        before = set(ledger.claims)
-        out = fn(ledger, *args, **kwargs)
-        for cid, c in ledger.claims.items():
-            if cid not in before:
-                print(verdict_line(c))
-        return out
-    return wrapper
-
-
 def _old(ex: pd.DataFrame) -> pd.DataFrame:
     return ex.xs("old", level="model")
 
@@ -115,7 +85,6 @@ def _twin(ex: pd.DataFrame) -> pd.Series:
     return ex.xs("twin", level="model").iloc[0]
 
 
-@_prints
 def signal(ledger, cfg, ex: pd.DataFrame) -> None:
     """Function preservation, the first-order slope, the permutation null, Condition 1."""
     if _skip(ledger, "signal", ex):
@@ -129,6 +98,15 @@ def signal(ledger, cfg, ex: pd.DataFrame) -> None:
                  note=f"exact by construction (the block adds 0.0); every l, matrix and ReZero "
                       f"blocks, float64; a whole post-norm block N(z + 0) changes them by "
                       f"{first.postnorm_diff:.2g}")
+    if "halves_shared" in old:
+        ledger.guard("DE.split.halves_disjoint",
+                     "population half A (directions, steps) and half B (evaluation) share no "
+                     "sample", bool((old.halves_shared == 0).all()),
+                     f"shared samples per seed {old.halves_shared.astype(int).tolist()}")
+    ci_ok = (old.delta_R_lo <= old.delta_R) & (old.delta_R <= old.delta_R_hi)
+    ledger.guard("DE.delta_R.interval_ordered",
+                 "the bootstrap interval of Delta_R is ordered: lo <= mean <= hi",
+                 bool(ci_ok.all()), f"{int(ci_ok.sum())} of {len(old)} seeds")
     rel = (old.fd_slope + old.gamma64).abs() / old.gamma64
     w = old.loc[rel.idxmax()]
     _check(ledger, "DE.first_order",
@@ -175,7 +153,6 @@ def _powered(ledger, cfg, id, statement, rows, t_col, value, t_all, what):
                                     f"margin cannot be told from noise at this setting")
 
 
-@_prints
 def jumpboards(ledger, cfg, ex: pd.DataFrame) -> None:
     if _skip(ledger, "jumpboards", ex):
         return
@@ -194,7 +171,6 @@ def jumpboards(ledger, cfg, ex: pd.DataFrame) -> None:
              old, "t_train", lambda r: r.cos, old.t_train, "a training-set (cross-fitted)")
 
 
-@_prints
 def condition2(ledger, cfg, ex: pd.DataFrame) -> None:
     if _skip(ledger, "condition2", ex):
         return
@@ -218,7 +194,6 @@ def condition2(ledger, cfg, ex: pd.DataFrame) -> None:
                  note="min over seeds of L_test(f_old) - L_test(f_new)")
 
 
-@_prints
 def routes(ledger, cfg, ex: pd.DataFrame) -> None:
     if _skip(ledger, "routes", ex):
         return
@@ -269,7 +244,6 @@ def _t(margin: float, se: float) -> float:
     return 0.0 if margin == 0 else math.copysign(math.inf, margin)
 
 
-@_prints
 def degenerate(ledger, cfg, ex: pd.DataFrame) -> None:
     if _skip(ledger, "degenerate", ex):
         return
@@ -296,7 +270,6 @@ def degenerate(ledger, cfg, ex: pd.DataFrame) -> None:
                       f"cos = {t.cos:.2f}")
 
 
-@_prints
 def regularity(ledger, cfg, ex: pd.DataFrame) -> None:
     if _skip(ledger, "regularity", ex):
         return
@@ -339,7 +312,6 @@ def regularity(ledger, cfg, ex: pd.DataFrame) -> None:
                       f"{old.lip_naive.max():.0f} epsilon-naive")
 
 
-@_prints
 def alignment(ledger, cfg, df: pd.DataFrame) -> None:
     if _skip(ledger, "alignment", df,
              ids=["DE.data_alignment"]):
@@ -399,7 +371,6 @@ def _welch(a, b) -> tuple[float, float]:
     return float(b.mean() - a.mean()), math.sqrt(a.var(ddof=1) / len(a) + b.var(ddof=1) / len(b))
 
 
-@_prints
 def grid(ledger, cfg, gdf: pd.DataFrame) -> None:
     """Signal decay, the depth-only rebound and its shrinking with width (joint scaling),
     from the grid's cells that reached the matched training loss."""
@@ -455,7 +426,6 @@ def grid(ledger, cfg, gdf: pd.DataFrame) -> None:
                      f"{note}; slope of the per-seed rebound on log2 width")
 
 
-@_prints
 def observability(ledger, cfg, odf: pd.DataFrame) -> None:
     if _skip(ledger, "observability", odf):
         return
@@ -469,7 +439,6 @@ def observability(ledger, cfg, odf: pd.DataFrame) -> None:
                  f"{means.to_dict('index')}; train CE matched at {cfg.obs_target_ce}")
 
 
-@_prints
 def covariance(ledger, cfg, odf: pd.DataFrame, gdf: pd.DataFrame) -> None:
     """Near-diagonal activation-gradient covariance: MLP (the observability models) against
     the low-rank null, and the conv grid's channel covariance across widths."""
@@ -528,7 +497,6 @@ def basis_effect(rdf: pd.DataFrame) -> tuple[float, float]:
     return float(d.mean()), float(d.std(ddof=1) / math.sqrt(len(d)))
 
 
-@_prints
 def covariance_regression(ledger, cfg, rdf: pd.DataFrame) -> None:
     """Assumption 3 where the gradient covariance has the rank to have structure: a
     structureless covariance is the measured spectrum in a random basis (the rotation null),
@@ -548,7 +516,6 @@ def covariance_regression(ledger, cfg, rdf: pd.DataFrame) -> None:
                  what="rotation null - off-diagonal energy ")
 
 
-@_prints
 def conv(ledger, cfg, cdf: pd.DataFrame) -> None:
     if _skip(ledger, "conv", cdf):
         return
@@ -562,7 +529,6 @@ def conv(ledger, cfg, cdf: pd.DataFrame) -> None:
                       f"its null {cdf.z.round(1).tolist()}")
 
 
-@_prints
 def power_law(ledger, cfg, prog: pd.DataFrame) -> None:
     if _skip(ledger, "power_law", prog):
         return
@@ -591,7 +557,6 @@ def hoeffding_table(ex: pd.DataFrame, B: float) -> pd.DataFrame:
                         index=old.index)
 
 
-@_prints
 def theorems(ledger, cfg, ex: pd.DataFrame, sims: dict) -> None:
     """Route A, Route B and the Hoeffding transfer as predictions that can fail (coverage
     and tightness from ``experiments.theorem_sims``), and the low-rank null's closed form."""
@@ -695,7 +660,6 @@ def _hoeffding_claims(ledger, cfg, sims: dict) -> None:
                       f"draws each; the null decides whether the MLP can test Assumption 3")
 
 
-@_prints
 def lipschitz(ledger, cfg, ex: pd.DataFrame) -> None:
     """The Lipschitz constants the theorems assume, against the trained networks."""
     if _skip(ledger, "lipschitz", ex):
@@ -722,7 +686,6 @@ def lipschitz(ledger, cfg, ex: pd.DataFrame) -> None:
                       f"{old.top_bound_max.max():.3g} (products of layer norms are loose)")
 
 
-@_prints
 def transformer(ledger, cfg, tdf: pd.DataFrame) -> None:
     """The insertion in a pre-norm Transformer: the MLP's mechanism checks."""
     if _skip(ledger, "transformer", tdf):

@@ -56,10 +56,10 @@ class Config(BudgetRule, ChapterConfig):
                                          obs_max_epochs=200, conv_data="cifar10")},
     }
     # Shares of the chapter budget by sweep (``dltheory.budget``); "fits": the rest.
-    BUDGET_WEIGHTS = {"depth_expansion.expansion": 0.30, "depth_expansion.transformer": 0.05,
-                      "depth_expansion.conv": 0.03, "depth_expansion.alignment": 0.05,
-                      "depth_expansion.grid_conv": 0.30, "depth_expansion.observability": 0.08,
-                      "depth_expansion.progressive": 0.05, "depth_expansion.regression": 0.02,
+    BUDGET_WEIGHTS = {"depth_expansion.expansion": 0.25, "depth_expansion.transformer": 0.04,
+                      "depth_expansion.conv": 0.03, "depth_expansion.alignment": 0.04,
+                      "depth_expansion.grid_conv": 0.27, "depth_expansion.observability": 0.20,
+                      "depth_expansion.progressive": 0.03, "depth_expansion.regression": 0.02,
                       "fits": 0.12}
 
     width: int = 64               # post-norm residual MLP of the main demonstration

@@ -107,6 +107,14 @@ class Expansion:
     route_b: bounds.RouteB
     curves: dict[str, np.ndarray] = field(default_factory=dict)   # R(eta) on train/test/pop
     models: dict[str, torch.nn.Module] = field(default_factory=dict)  # old, pop, S, trained, control, new
+    halves_shared: int = 0                  # population samples in both halves (design: 0)
+
+
+def population_halves(n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Index sets of the population's two halves: A chooses directions and steps, B
+    evaluates (disjoint by design; ``DE.split.halves_disjoint`` checks it)."""
+    half = validation.integer("n", n, lo=2) // 2
+    return torch.arange(half), torch.arange(half, n)
 
 
 def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: float = 5.0,
@@ -129,9 +137,11 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     validation.integer("n_perm", n_perm, lo=2)
     validation.real("fd_eta", fd_eta, lo=0, lo_open=True)
     Xs, ys = pool.train_subset(n)
-    half = len(pool.y_pop) // 2
-    XA, yA = pool.X_pop[:half], pool.y_pop[:half]
-    XB, yB = pool.X_pop[half:], pool.y_pop[half:]
+    iA, iB = population_halves(len(pool.y_pop))
+    shared = len(set(iA.tolist()) & set(iB.tolist()))
+    iA, iB = iA.to(pool.y_pop.device), iB.to(pool.y_pop.device)
+    XA, yA = pool.X_pop[iA], pool.y_pop[iA]
+    XB, yB = pool.X_pop[iB], pool.y_pop[iB]
     dev, dt = pool.X_train.device, pool.X_train.dtype
     block = ZeroInitBlock(old.stem[0].out_features, seed=seed + 1000).to(device=dev, dtype=dt)
 
@@ -197,7 +207,7 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     return Expansion(n, seed, l, r, chosen, sig_S, sig_pop, gamma_test,
                      sg.cosine(sig_S.C, sig_pop.C), null, float(z), fd, s64.gamma, heldout,
                      raw_test, raw_se, raw_eta, float(t_train), null_sq_pred, ci, jb_pop, jb_S,
-                     ra, rb, cv, models)
+                     ra, rb, cv, models, halves_shared=shared)
 
 
 def train_old(pool: Pool, *, n: int, width: int, depth: int, epochs: int, seed: int,
@@ -411,8 +421,8 @@ def _regularity(cfg, model: SplitNet, X: torch.Tensor) -> dict:
 def _losses_B(cfg, pool: Pool, e: Expansion) -> np.ndarray:
     """Per-sample clipped losses on population half B of f_old, f_pop, f_S, f_new:
     (N_B, 4) float32 (the population of the routes' simulations)."""
-    half = len(pool.y_pop) // 2
-    XB, yB = pool.X_pop[half:], pool.y_pop[half:]
+    iB = population_halves(len(pool.y_pop))[1].to(pool.y_pop.device)
+    XB, yB = pool.X_pop[iB], pool.y_pop[iB]
     return torch.stack([sg.per_sample_loss(e.models[k], XB, yB, cfg.B)
                         for k in ("old", "pop", "S", "new")], 1).cpu().numpy().astype(np.float32)
 
@@ -506,7 +516,7 @@ def measure_expansion(cfg, pool: Pool, old: SplitNet, hist: list[float], seed: i
            "delta_erm_pop": ra.delta_erm, "delta_erm_S": rb.delta_erm,
            "gap_bracket": ra.gap_bracket, "test_bracket": ra.test_bracket,
            "tg_bracket": rb.bracket, "lhs": ra.lhs, "lhs_direct": direct,
-           "lhs_se": direct_se,
+           "lhs_se": direct_se, "halves_shared": e.halves_shared,
            "idA_sum": ra.identity_sum, "idB_sum": rb.identity_sum,
            "rhsA": ra.rhs, "rhsB": rb.rhs, "eps_M": ra.eps_M, "eps_M_B": rb.eps_M,
            "eps_K_B": rb.eps_K, "failure_prob": ra.failure_prob, "K_needed": ra.K_needed,

@@ -99,6 +99,13 @@ def _hoeffding_half_K(simulate_hoeffding):
     return wrong
 
 
+def _overlapping_halves(population_halves):
+    def wrong(n):
+        a, _ = population_halves(n)
+        return a, a
+    return wrong
+
+
 ENTRIES = [
     Mutation("depth_expansion:signal_constant_low_15pct", f"{D}.signal:signal_matrix",
              "first-order signal matrix 15% low", "-15%", "constant",
@@ -159,6 +166,10 @@ ENTRIES = [
              "worst-case Hoeffding simulation with test sets of K / 2 for K",
              "test-set size halved", "rescaling", _hoeffding_half_K,
              ("DE.hoeffding.tightness",)),
+    Mutation("depth_expansion:population_halves_overlap", f"{D}.experiments:population_halves",
+             "the held-out population half B is half A itself (selection = evaluation)",
+             "degenerate split", "regime boundary", _overlapping_halves,
+             ("DE.split.halves_disjoint",)),
     Mutation("depth_expansion:loss_lipschitz_no_sqrt2", f"{D}.lipschitz:loss_lipschitz",
              "cross-entropy's Lipschitz constant in the logits without the sqrt(2) (the "
              "sup-norm constant used as if Euclidean)", "factor 1/sqrt(2)", "bound constant",

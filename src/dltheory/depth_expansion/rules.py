@@ -35,7 +35,7 @@ KINDS = {
     "DE.transformer.first_order": I, "DE.fallback": I, "DE.routeA.identity": I,
     "DE.routeB.identity": I, "DE.routeA": I, "DE.routeB": I, "DE.norm_lipschitz": I,
     "DE.norm_lipschitz.small_rms": I, "DE.eps_naive": I, "DE.lipschitz.loss": I,
-    "DE.lipschitz.top": I,
+    "DE.lipschitz.top": I, "DE.split.halves_disjoint": I, "DE.delta_R.interval_ordered": I,
     # the book's theory against a Monte Carlo of its own model
     "DE.null_mean": D, "DE.routeA.coverage": D, "DE.routeA.tightness": D,
     "DE.routeB.coverage": D, "DE.routeB.tightness": D, "DE.hoeffding.coverage": D,

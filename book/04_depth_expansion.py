@@ -197,10 +197,11 @@ runtime.show(de.figures.condition1_null(ex, cfg), "de_condition1_null")
 de.checks.signal(ledger, cfg, ex)
 
 # %% [markdown]
-# The histogram shows how large $\lVert\hat C\rVert$ gets from chance pairings alone. It
-# is far from zero: the dashed line is the exact root-mean-square of the null, most of it
-# the mean part (dotted). The solid line is the actual signal: the pairing of $g$ with
-# $\phi_U(z)$ adds signal beyond the mean part.
+# How to read the histogram: it shows how large $\lVert\hat C\rVert$ gets from chance
+# pairings alone, which need not be near zero; the dashed line is the exact root-mean-square
+# of the null and the dotted line its mean part, which the shuffle keeps. The solid line is
+# the actual signal: to the right of the histogram, the pairing of $g$ with $\phi_U(z)$ adds
+# signal beyond the mean part (`DE.condition1.pairing` above says whether it does here).
 #
 # ## 5. Jumpboard models
 #
@@ -218,7 +219,7 @@ de.checks.signal(ledger, cfg, ex)
 # sample than it is, since $\mathbb E\lVert\hat C\rVert^2 = \lVert C\rVert^2 +
 # \mathrm{tr}\,\mathrm{Cov}(g\phi^\top)/n$. So each step found by the line search is
 # multiplied by the estimated share of signal in $\lVert\hat C\rVert^2$ (`selection_shrink`,
-# from the same sample; typically 0.7 to 0.95). We added this rule after small networks
+# from the same sample). We added this rule after small networks
 # had overshooting steps whose population margin was not significant; it uses no held-out
 # data. A margin can only be told from noise where the signal is strong: at the
 # best step its t-statistic is about half that of the held-out slope. So each margin check
@@ -315,9 +316,9 @@ runtime.show(de.figures.waterfall(ex, cfg), "de_waterfall")
 # Read the waterfall from left to right: the green bars are the gains (the jumpboard margin
 # and the extra training-set improvement from training the block), the orange bars are the
 # generalisation terms, and the blue bar, measured directly, equals their sum. The table
-# shows why Route A says little at this scale: with $\Delta_R$ of a few hundredths and $B = 5$
-# the Hoeffding transfer needs hundreds of thousands of test samples, so its failure
-# probability is bounded only by one at our $K$. The norm-based $\varepsilon_M$
+# shows why Route A says little at this scale: `K_needed` is the test-set size Hoeffding's
+# transfer needs at each seed's $\Delta_R$ (with $B = 5$ it grows as $1/\Delta_R^2$) and
+# `failure_prob` its bound at our $K$; where $K$ falls short the bound promises nothing. The norm-based $\varepsilon_M$
 # {cite}`golowich2018size` is worse still: the proxy below ($\lVert V\rVert_F\le 1$, the actual $\lVert U\rVert_F$ and
 # $\max\lVert z\rVert$) decays as $n^{-1/2}$ but drops below the loss range only far beyond
 # our training-set size, and to the size of the measured gaps later still. Theory of this
@@ -376,7 +377,8 @@ de.checks.theorems(ledger, cfg, ex, sims)
 
 # %% [markdown]
 # On the worst-case pair the measured ratios sit on their predictions; on the chapter's own
-# insertions the brackets use a few percent of the deviation terms (`DE.routes.instances`).
+# insertions the brackets use only part of the deviation terms (`DE.routes.instances` gives
+# the fraction per route and seed).
 # That is the honest reading of both routes at this scale: they are valid, and tight for
 # some pair of models in the class, but far from tight for the models training produces.
 #
@@ -401,9 +403,9 @@ de.checks.theorems(ledger, cfg, ex, sims)
 # and the test set alone, and it reports honestly whether the training-set jumpboard buys
 # anything. The selection shrink sees no signal on $S$ and sets the twin's step to (nearly)
 # zero; the check therefore looks at the plain line-search step a practitioner would take.
-# Its test margin is a difference of about $10^{-3}$ whose sign is noise, so the check asks
-# whether it is *detectably* positive (above three paired standard errors over the test
-# samples), the test the early-stopped models pass with their margins of a few hundredths.
+# Its test margin is small and its sign can be noise, so the check asks whether it is
+# *detectably* positive (above three paired standard errors over the test samples), the
+# test the early-stopped models pass (the note gives both t-statistics).
 # Both checks are soft: how close the twin gets to interpolation depends on the budget.
 
 # %%
@@ -670,7 +672,8 @@ plotting.explore(de.figures.explore, name="de_explore", width=(16, 256, 16, WIDT
 #
 # 1. Route B allows a failure probability of $2\delta$, Route A's deviation part only
 #    $\delta$. Where does the factor 2 come from, and why does the worst-case pair fail
-#    Route B's bound far less often than $2\delta$ (the ledger shows a few per thousand)?
+#    Route B's bound far less often than $2\delta$ (the note of `DE.routeB.coverage` gives
+#    the frequencies)?
 # 2. The Hoeffding transfer is loose by a factor of about 12 at $x = 2$ even for the
 #    worst-case $\pm B$ losses. Using the normal tail $\bar\Phi(x)\approx
 #    \varphi(x)/x$, find how the factor grows with $x$, and say what it means for the

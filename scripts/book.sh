@@ -38,7 +38,8 @@ cfg["execute"]["cache"] = cache
 # local Sphinx extensions are found relative to the config file, which moves to _build/config
 for name, path in (cfg.get("sphinx", {}).get("local_extensions") or {}).items():
     cfg["sphinx"]["local_extensions"][name] = os.path.abspath(path)
-yaml.safe_dump(cfg, open(f"_build/config/_config.{scale}.yml", "w"), sort_keys=False)
+from dltheory import atomic   # written whole or not at all (a full disk keeps the old one)
+atomic.write_text(f"_build/config/_config.{scale}.yml", yaml.safe_dump(cfg, sort_keys=False))
 PY
 echo "== executing the chapters at scale '$SCALE' (cache: $CACHE)"
 python scripts/execute_chapters.py "$CACHE"

@@ -230,6 +230,32 @@ def run_one(src: Path, out: Path, timeout: int) -> int:
     return 0
 
 
+def select(srcs: list[Path], cache, inputs: dict, digest: dict) -> list[Path]:
+    """The chapters to execute, each with a line saying why (or why not): its code cells
+    are not in the execution cache, or the digest of the package and figure code it uses
+    (``digest[src]``) is not the one recorded at its last run (``inputs``), or its ledger
+    records a mutation."""
+    todo = []
+    for src in srcs:
+        try:
+            cache.match_cache_notebook(read_source(src))
+        except KeyError:
+            todo.append(src)
+            continue
+        if inputs.get(src.stem) != digest[src]:
+            print(f"  [{_label(src)}] the package code or figure modules it uses changed "
+                  "since its last run: executed again", flush=True)
+            todo.append(src)
+        elif ledger_mutation(src):
+            print(f"  [{_label(src)}] its ledger was written under a mutation: executed again",
+                  flush=True)
+            todo.append(src)
+        else:
+            print(f"  [{_label(src)}] unchanged since its last run: taken from the cache",
+                  flush=True)
+    return todo
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["--hold-lock"]:
@@ -262,25 +288,9 @@ def main(argv: list[str] | None = None) -> int:
     inputs_file = args.cache / "dltheory_inputs.json"
     times = _record(atomic.read_json(times_file, {}, what="timing file"))
     inputs = _record(atomic.read_json(inputs_file, {}, what="input-digest file"))
-    todo, digest = [], {}
-    for src in [p.resolve() for p in (args.files or chapters())]:
-        digest[src] = inputs_digest(src)
-        try:
-            cache.match_cache_notebook(read_source(src))
-        except KeyError:
-            todo.append(src)
-            continue
-        if inputs.get(src.stem) != digest[src]:
-            print(f"  [{_label(src)}] the package code or figure modules it uses changed "
-                  "since its last run: executed again", flush=True)
-            todo.append(src)
-        elif ledger_mutation(src):
-            print(f"  [{_label(src)}] its ledger was written under a mutation: executed again",
-                  flush=True)
-            todo.append(src)
-        else:
-            print(f"  [{_label(src)}] unchanged since its last run: taken from the cache",
-                  flush=True)
+    srcs = [p.resolve() for p in (args.files or chapters())]
+    digest = {src: inputs_digest(src) for src in srcs}
+    todo = select(srcs, cache, inputs, digest)
     if not todo:
         return 0
     todo.sort(key=lambda p: -times.get(p.stem, 1e9))   # unknown or slow ones first

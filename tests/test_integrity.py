@@ -403,10 +403,11 @@ def _ex():
     return importlib.import_module("execute_chapters")
 
 
-def test_a_theory_edit_reruns_exactly_the_chapters_that_use_it(tmp_path):
+def test_a_theory_edit_reruns_exactly_the_chapters_that_use_it(tmp_path, monkeypatch):
     import shutil
 
     ex = _ex()
+    monkeypatch.setenv("DLTHEORY_RESULTS_DIR", str(tmp_path / "claims"))   # no ledgers
     pkg = tmp_path / "dltheory"
     shutil.copytree(REPO / "src" / "dltheory", pkg,
                     ignore=shutil.ignore_patterns("__pycache__"))
@@ -423,6 +424,16 @@ def test_a_theory_edit_reruns_exactly_the_chapters_that_use_it(tmp_path):
     (pkg / "plotting.py").write_text((pkg / "plotting.py").read_text() + "\n# style\n")
     last = {b.stem: ex.inputs_digest(b, pkg) for b in books}
     assert all(last[s] != again[s] for s in again)                  # every chapter's figures
+
+    class Cache:                       # every chapter's code cells are in the cache
+        def match_cache_notebook(self, nb):
+            return object()
+
+    recorded = dict(before)            # the digests of the last build
+    now = {b: after[b.stem] for b in books}
+    assert ex.select(books, Cache(), recorded, now) == [REPO / "book" / "03_sparse_scaling.py"]
+    recorded.update({b.stem: after[b.stem] for b in books})
+    assert ex.select(books, Cache(), recorded, now) == []
 
 
 def test_the_build_refuses_a_mutated_ledger_and_a_mutation_in_the_environment(tmp_path, monkeypatch, capsys):

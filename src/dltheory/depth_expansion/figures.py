@@ -295,7 +295,15 @@ def progressive(prog: pd.DataFrame, cfg):
     axes[1].xaxis.set_minor_locator(mticker.NullLocator())
     plotting.slope_line(axes[1], -1.0, anchor=(1, pk.gamma_pop.iloc[0]),
                         label="slope -1 (a = 1, assumption G)")
-    axes[1].legend(loc="lower left")
+    if {"g_norm", "coherence"} <= set(pk.columns):   # gamma = coherence x E||g|| x E||phi||
+        g0, c0 = pk.g_norm.iloc[0], pk.coherence.iloc[0]
+        plotting.sim(axes[1], pk["round"], pk.gamma_pop.iloc[0] * pk.g_norm / g0,
+                     color=plotting.color(4), marker="^", ls=":",
+                     label=r"$\propto E\Vert g\Vert$ (population)")
+        plotting.sim(axes[1], pk["round"], pk.gamma_pop.iloc[0] * pk.coherence / c0,
+                     color=plotting.color(5), marker="v", ls=":",
+                     label=r"$\propto$ coherence $\kappa_k$")
+    axes[1].legend(loc="lower left", fontsize=8)
     fig.suptitle(_tag(cfg))
     return fig
 

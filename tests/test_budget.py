@@ -1,10 +1,10 @@
-"""Chapter budgets and sweeps in rounds: round order, only completed rounds, fewer rounds
-under a small budget, resume adds rounds, the budget is not part of the cache key, the
-ledger's record and the validation of ``DLTHEORY_BUDGET``."""
+"""Chapter budgets and sweeps in rounds: round order, tasks cut at task granularity by the
+measured cost (a fake clock: no wall time in any assertion), the table fixed by what ran,
+resume adds tasks, the budget is not part of the cache key, the ledger's record, the first
+and last lines of a budgeted run, and the validation of ``DLTHEORY_BUDGET``."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import pandas as pd
@@ -15,23 +15,42 @@ from dltheory import budget, experiments
 CALLS: list[tuple] = []
 
 
+class FakeClock:
+    """A time source that moves only when a task says so."""
+
+    def __init__(self):
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+CLOCK = FakeClock()
+
+
 @dataclass(frozen=True)
 class Cfg:
     scale: str = "smoke"
     nap: float = 0.0
+    by_width: bool = False      # a task costs nap * width instead of nap
     budget: float | None = None
     budget_weights: tuple = ()
 
 
 def nap(cfg: Cfg, task: dict) -> dict:
-    """Sleeps ``cfg.nap`` seconds (a task of known cost); records the call order."""
+    """Costs ``cfg.nap`` seconds of the fake clock (times the width with ``by_width``);
+    records the call order."""
     CALLS.append((task["width"], task["seed"]))
-    time.sleep(cfg.nap)
+    CLOCK.t += cfg.nap * (task["width"] if cfg.by_width else 1)
     return {"y": task["width"] * 10 + task["seed"]}
 
 
 def grid(widths=(4, 2, 8), seeds=(2, 0, 1)) -> list[dict]:
     return [{"width": w, "seed": s} for w in widths for s in seeds]
+
+
+def start(seconds, weights=None):
+    return budget.start(seconds, weights, clock=CLOCK)
 
 
 @pytest.fixture(autouse=True)
@@ -69,45 +88,101 @@ def test_no_budget_runs_every_round_like_a_plain_sweep():
     assert budget.record()["rounds"] == {"nap": [6, 6]} and budget.record()["complete"]
 
 
-def test_a_tiny_budget_runs_only_the_first_round():
+def test_a_budget_cuts_tasks_and_the_table_keeps_whole_rounds():
     full = experiments.sweep(nap, grid(), config=Cfg(), cache=False)
-    budget.start(1e-3)
-    df = experiments.sweep(nap, grid(), config=Cfg(nap=0.01), name="b_tiny", rounds="seed")
-    assert df.attrs["rounds"] == (1, 3)
-    expected = full[full["seed"] == 0].reset_index(drop=True)    # only whole rounds
-    pd.testing.assert_frame_equal(df, expected)
+    start(5.0)                                   # tasks of 1 s: five run, round 2 part-way
+    df = experiments.sweep(nap, grid(), config=Cfg(nap=1.0), name="b_cut", rounds="seed")
+    assert len(CALLS) - 9 == 5                   # 9 calls of the unbudgeted sweep before
+    assert (df.attrs["rounds"], df.attrs["tasks"]) == ((1, 3), (3, 9))
+    pd.testing.assert_frame_equal(df, full[full["seed"] == 0].reset_index(drop=True))
     rec = budget.record()
-    assert rec["rounds"] == {"b_tiny": [1, 3]} and rec["complete"] is False
+    assert rec["rounds"] == {"b_cut": [1, 3]} and rec["tasks"] == {"b_cut": [3, 9]}
+    assert (rec["spent"], rec["overrun"], rec["held"], rec["complete"]) == (5.0, 0.0, True, False)
+    assert rec["covered"] == pytest.approx(3 / 9, abs=1e-4)
 
 
-def test_a_small_budget_gives_whole_rounds_equal_to_the_full_table():
-    tasks = grid(widths=(1, 3), seeds=range(6))
-    full = experiments.sweep(nap, tasks, config=Cfg(), cache=False)
-    budget.start(0.25)
-    df = experiments.sweep(nap, tasks, config=Cfg(nap=0.03), name="b_small", rounds="seed")
-    done, planned = df.attrs["rounds"]
-    assert 1 <= done < planned == 6
-    sub = full[full["seed"] < done].reset_index(drop=True)
-    pd.testing.assert_frame_equal(df, sub)
-    assert budget.record()["spent"] < 0.25 + 0.2              # at most about one round over
+def test_a_first_round_that_does_not_fit_ends_part_way_as_a_prefix():
+    start(2.5)
+    tasks = grid(seeds=(0,))                     # one round of three tasks
+    df = experiments.sweep(nap, tasks, config=Cfg(nap=1.0), name="b_part", rounds="seed")
+    assert (df.attrs["rounds"], df.attrs["tasks"]) == ((0, 1), (2, 3))
+    assert df["width"].tolist() == [4, 2]        # the first two tasks in run order
+    assert budget.coverage(df) == "had 2 of 3 tasks, 0 of 1 rounds"
+    ok, why = budget.enough(df, 1)
+    assert not ok and why == "0 of 1 rounds needed (budget 2.5 s; had 2 of 3 tasks)"
 
 
-def test_a_rerun_loads_cached_rounds_and_adds_rounds():
+def test_no_time_left_runs_no_task_and_cached_tasks_still_load():
+    tasks = grid(seeds=(0, 1))
+    cached = [tasks[0], tasks[2], tasks[5]]      # (4, 0), (2, 0) and (8, 1)
+    experiments.sweep(nap, cached, config=Cfg(nap=1.0), name="b_none", rounds="seed")
+    CALLS.clear()
+    start(1.0)
+    CLOCK.t += 5.0                               # the chapter spent its budget elsewhere
+    df = experiments.sweep(nap, tasks, config=Cfg(nap=1.0), name="b_none", rounds="seed")
+    assert CALLS == [] and df.attrs["tasks"] == (2, 6) and df.attrs["rounds"] == (0, 2)
+    assert df["width"].tolist() == [4, 2]        # the cached prefix of round 0, not (8, 1)
+    assert budget.record()["overrun"] == 4.0 and budget.record()["held"] is False
+
+
+def test_the_cost_of_a_task_is_its_place_in_an_earlier_round():
+    """Tasks of 1, 2 and 8 s: round 0 is timed; in round 1 the 8 s task is known to cost 8,
+    so it does not start with 6 s left (the longest-so-far rule alone would have let a
+    cheap first-round estimate through)."""
+    start(20.0)
+    tasks = grid(widths=(1, 2, 8), seeds=(0, 1))
+    df = experiments.sweep(nap, tasks, config=Cfg(nap=1.0, by_width=True), name="b_place",
+                           rounds="seed")
+    assert CALLS == [(1, 0), (2, 0), (8, 0), (1, 1), (2, 1)]
+    assert (df.attrs["rounds"], df.attrs["tasks"]) == ((1, 2), (3, 6))
+    assert budget.record()["spent"] == 14.0
+
+
+def test_a_task_longer_than_the_budget_is_the_overrun_on_record():
+    start(1.0)
+    df = experiments.sweep(nap, grid(seeds=(0,)), config=Cfg(nap=3.0), name="b_over",
+                           rounds="seed")
+    assert df.attrs["tasks"] == (1, 3)
+    rec = budget.record()
+    assert (rec["spent"], rec["overrun"], rec["bound"], rec["held"]) == (3.0, 2.0, 1.25, False)
+    assert budget.summary().startswith("budget: 1 s, spent 3.0 s, over by 2.0 s (NOT held")
+
+
+def test_a_rerun_loads_cached_tasks_and_adds_tasks():
     tasks = grid(widths=(1,), seeds=range(4))
-    cfg = Cfg(nap=0.3)
+    cfg = Cfg(nap=1.0)
     counts = []
-    for _ in range(2):                      # each run: cached rounds free, one new round
-        budget.start(0.15)
+    for _ in range(2):                      # each run: cached tasks free, two new ones
+        start(2.5)
         experiments.reset_stats()
         df = experiments.sweep(nap, tasks, config=cfg, name="b_resume", rounds="seed")
         counts.append((df.attrs["rounds"], experiments.stats()))
-    assert counts == [((1, 4), {"computed": 1, "cached": 0}),
-                      ((2, 4), {"computed": 1, "cached": 1})]
+    assert counts == [((2, 4), {"computed": 2, "cached": 0}),
+                      ((4, 4), {"computed": 2, "cached": 2})]
     budget.start(None)
     experiments.reset_stats()
     df = experiments.sweep(nap, tasks, config=cfg, name="b_resume", rounds="seed")
-    assert df.attrs["rounds"] == (4, 4) and experiments.stats() == {"computed": 2, "cached": 2}
+    assert df.attrs["rounds"] == (4, 4) and experiments.stats() == {"computed": 0, "cached": 4}
     assert df["seed"].tolist() == [0, 1, 2, 3]
+
+
+def test_first_and_last_lines_of_a_budgeted_run(capsys):
+    b = start(60.0)
+    first = capsys.readouterr().out.strip()
+    assert first == b.banner() and first.startswith("budget: 60 s for this chapter "
+                                                    "($DLTHEORY_BUDGET)")
+    assert "ends within 75 s" in first
+    experiments.sweep(nap, grid(), config=Cfg(nap=1.0), name="b_lines", rounds="seed")
+    CLOCK.t += 0.5                               # figures and claims after the sweeps
+    assert budget.summary() == ("budget: 60 s, spent 9.5 s (held); covered 9 of 9 tasks "
+                                "(100%) in 1 sweeps; every round ran")
+    start(5.0)                                   # tasks of 2 s: two run, none of round 0's third
+    experiments.sweep(nap, grid(), config=Cfg(nap=2.0), name="b_lines", rounds="seed")
+    assert budget.summary().endswith("covered 2 of 9 tasks (22%) in 1 sweeps; rounds "
+                                     "done/planned: b_lines 0/3")
+    budget.start(None, echo=False)
+    assert capsys.readouterr().out.count("budget:") == 1 and budget.banner().startswith(
+        "budget: none")
 
 
 def test_the_budget_is_not_part_of_the_cache_key():
@@ -126,7 +201,8 @@ def test_record_schema_and_enough():
     a = experiments.sweep(nap, grid(), config=Cfg(), name="b_a", rounds="seed")
     experiments.sweep(nap, grid(), config=Cfg(), name="b_b", rounds="seed")
     rec = budget.record()
-    assert set(rec) == {"seconds", "spent", "complete", "rounds"}
+    assert set(rec) == {"seconds", "spent", "overrun", "bound", "held", "startup", "complete",
+                        "covered", "rounds", "tasks"}
     assert rec["seconds"] == 60.0 and isinstance(rec["spent"], float) and rec["complete"] is True
     assert rec["rounds"] == {"b_a": [3, 3], "b_b": [3, 3]}
     assert budget.enough(a, 3) == (True, "3 of 3 rounds done (3 needed)")
@@ -135,13 +211,15 @@ def test_record_schema_and_enough():
     assert budget.enough((2, 2), 3) == (False, "2 of 3 rounds needed (2 planned)")
     with pytest.raises(TypeError, match="rounds"):
         budget.enough(pd.DataFrame(), 1)
-    assert budget.record() == {"seconds": None, "spent": budget.record()["spent"],
-                               "complete": True, "rounds": {}}
+    rec = budget.record()
+    assert {k: rec[k] for k in ("seconds", "overrun", "held", "complete", "covered", "rounds")} \
+        == {"seconds": None, "overrun": None, "held": None, "complete": True, "covered": 1.0,
+            "rounds": {}}
 
 
 def test_allotments_split_the_time_left_by_weight():
-    b = budget.start(100.0, {"a": 0.5, "b": 0.3, "fits": 0.1})
-    approx = lambda x: pytest.approx(x, rel=1e-3)  # noqa: E731  (time passes in between)
+    b = start(100.0, {"a": 0.5, "b": 0.3, "fits": 0.1})
+    approx = lambda x: pytest.approx(x, rel=1e-9)  # noqa: E731
     assert budget.allot("a") == approx(50.0)
     assert budget.allot("b") == approx(30.0)
     assert budget.allot("other") == approx(10.0)   # the rest, 1 - 0.9, unnamed sweeps
@@ -149,8 +227,8 @@ def test_allotments_split_the_time_left_by_weight():
     assert budget.allot("b") == approx(100.0 * 0.3 / 0.5)
     budget.note_rounds("b", 1, 1)
     assert budget.allot("other") == approx(100.0 * 0.1 / 0.2)   # "fits" keeps its share
-    assert 99.0 < budget.remaining() <= 100.0 and budget.current() is b
-    budget.start(100.0)                               # no weights: all the time left
+    assert budget.remaining() == 100.0 and budget.current() is b
+    start(100.0)                               # no weights: all the time left
     assert budget.allot("x") == approx(100.0)
     budget.start(None)
     assert budget.allot("x") is None and budget.remaining() is None

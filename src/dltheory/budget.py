@@ -28,13 +28,27 @@ weights every sweep may use all the time left (first come, first served); name t
 in ``weights`` to split the budget. A sweep not named gets no fair split of the rest among
 other unnamed sweeps, because the engine cannot know how many will follow.
 
-**Rounds** (``experiments.sweep(..., rounds="seed")``): the engine measures the wall time
-per computed task in the sweep and starts a round only when its uncached tasks, at that
-cost, fit in what is left of the sweep's allotment and of the chapter's budget. Cached tasks
-cost nothing and are always loaded. The first round always runs, so a budget never yields an
-empty table: a budget that is too small is exceeded by at most one round per sweep. A round
-whose cost cannot be estimated yet (nothing computed so far in this sweep) starts when the
-allotment has time left. ``record()`` is what the claims ledger stores.
+**Tasks, not rounds, are the unit of time** (``experiments.sweep(..., rounds="seed")``):
+the engine times every task it computes on the machine that runs it and starts a task only
+when its estimated cost fits in what is left of the sweep's allotment and of the chapter's
+budget. The estimate of a task is the measured time of the task at the same place in an
+earlier round (rounds usually repeat one grid over seeds), else the longest task measured
+so far in this sweep; nothing is assumed: the first task of a sweep is timed, and it starts
+only when the time left is positive. A round may therefore end part-way. The table holds
+the completed rounds (or, when none completed, the tasks of the first round that ran), so
+it is deterministic given what ran: ``df.attrs["rounds"] = (complete, planned)`` and
+``df.attrs["tasks"] = (in the table, planned)``; ``coverage(df)`` words it ("had 12 of 64
+tasks, 0 of 8 rounds") for an INCONCLUSIVE claim. Cached tasks cost nothing and are loaded
+as long as they extend the run without a gap. A chapter's own work outside its sweeps
+(fits, figures, claims) is inside the budget: the shares it names in ``weights`` that are
+not sweeps (``"fits"``, ``"figures"``) are kept back for it.
+
+**What is recorded.** ``record()`` is what the claims ledger stores under ``"budget"``:
+the seconds, the time spent, the overrun (``max(0, spent - seconds)``), the bound the run
+promises (``1.25 * seconds``) and whether it held, the measured start-up before the budget
+started, and per sweep the rounds and tasks done of those planned. ``banner()`` is the
+first line a budgeted run prints (``budget.start`` prints it), ``summary()`` the last
+(``chapter.finish`` prints it after the ledger).
 
 This is a low layer: it imports only ``dltheory.validation`` (which parses the variable)
 and the standard library.
@@ -81,22 +95,48 @@ def _weights(weights: Mapping[str, float] | Iterable[tuple[str, float]] | None) 
 
 
 # --------------------------------------------------------------------------- the budget
+BOUND = 1.25   # a budgeted chapter ends within BOUND * seconds (plus its start-up)
+
+
+def _process_age() -> float | None:
+    """Seconds since this process started (Linux ``/proc``; ``None`` elsewhere): the
+    start-up a budget cannot cover (interpreter, imports, data) when ``start`` is called."""
+    try:
+        with open("/proc/self/stat") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            up = float(f.read().split()[0])
+        import os
+
+        return max(0.0, up - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
 @dataclass
 class Budget:
-    """One chapter's budget: its seconds (``None``: none), shares and the rounds its sweeps
-    completed. Use the module functions; ``current()`` returns the process-wide one."""
+    """One chapter's budget: its seconds (``None``: none), shares, and the rounds and tasks
+    its sweeps completed. Use the module functions; ``current()`` returns the process-wide
+    one. ``clock`` is the time source (tests pass a fake one)."""
 
     seconds: float | None = None
     weights: dict[str, float] = field(default_factory=dict)
-    t0: float = field(default_factory=time.perf_counter)
+    clock: Any = time.perf_counter
+    t0: float | None = None
+    startup: float | None = None
     rounds: dict[str, list[int]] = field(default_factory=dict)
+    tasks: dict[str, list[int]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.t0 is None:
+            self.t0 = self.clock()
 
     @property
     def active(self) -> bool:
         return self.seconds is not None
 
     def spent(self) -> float:
-        return time.perf_counter() - self.t0
+        return self.clock() - self.t0
 
     def remaining(self) -> float | None:
         return None if self.seconds is None else max(0.0, self.seconds - self.spent())
@@ -111,32 +151,73 @@ class Budget:
             return None
         return left * own / total if total > 0 else left
 
-    def note(self, name: str, done: int, planned: int) -> None:
+    def note(self, name: str, done: int, planned: int, tasks: tuple[int, int] | None = None) -> None:
         prev = self.rounds.get(name, [0, 0])
         self.rounds[name] = [prev[0] + int(done), prev[1] + int(planned)]
+        if tasks is not None:
+            prev = self.tasks.get(name, [0, 0])
+            self.tasks[name] = [prev[0] + int(tasks[0]), prev[1] + int(tasks[1])]
 
     def record(self) -> dict:
+        spent = self.spent()
+        done = sum(d for d, _ in self.tasks.values())
+        planned = sum(p for _, p in self.tasks.values())
+        secs = self.seconds
         return {
-            "seconds": self.seconds,
-            "spent": round(self.spent(), 3),
+            "seconds": secs,
+            "spent": round(spent, 3),
+            "overrun": None if secs is None else round(max(0.0, spent - secs), 3),
+            "bound": None if secs is None else round(BOUND * secs, 3),
+            "held": None if secs is None else spent <= BOUND * secs,
+            "startup": None if self.startup is None else round(self.startup, 3),
             "complete": all(d == p for d, p in self.rounds.values()),
+            "covered": round(done / planned, 4) if planned else 1.0,
             "rounds": {k: list(v) for k, v in self.rounds.items()},
+            "tasks": {k: list(v) for k, v in self.tasks.items()},
         }
+
+    def banner(self) -> str:
+        if self.seconds is None:
+            return "budget: none (every round of every sweep runs)"
+        up = "" if self.startup is None else f"; start-up before it {self.startup:.1f} s"
+        return (f"budget: {self.seconds:g} s for this chapter (${ENV_BUDGET}); sweeps run the "
+                f"tasks that fit, the run ends within {BOUND * self.seconds:.4g} s{up}")
+
+    def summary(self) -> str:
+        rec = self.record()
+        if self.seconds is None:
+            return f"budget: none; {rec['spent']:.1f} s spent, every planned task ran"
+        short = [f"{k} {d}/{p}" for k, (d, p) in self.rounds.items() if d < p]
+        done = sum(d for d, _ in self.tasks.values())
+        planned = sum(p for _, p in self.tasks.values())
+        over = (f", over by {rec['overrun']:.1f} s" if rec["overrun"] else "")
+        held = "held" if rec["held"] else f"NOT held (bound {rec['bound']:.4g} s)"
+        cover = (f"{done} of {planned} tasks ({100 * rec['covered']:.0f}%) in "
+                 f"{len(self.rounds)} sweeps")
+        rounds = ("every round ran" if not short
+                  else "rounds done/planned: " + ", ".join(short))
+        return (f"budget: {self.seconds:g} s, spent {rec['spent']:.1f} s{over} ({held}); "
+                f"covered {cover}; {rounds}")
 
 
 _CURRENT = Budget()
 
 
 def start(seconds: float | None, weights: Mapping[str, float] | Iterable[tuple[str, float]]
-          | None = None) -> Budget:
+          | None = None, *, clock: Any = None, echo: bool | None = None) -> Budget:
     """Start the process-wide chapter budget now (``seconds=None``: no budget, every round
     of every sweep runs), with sweep shares ``weights`` (see the module docstring); forget
-    the rounds of sweeps run before. Raises ``ValueError`` for seconds that are not positive
-    and finite, or for negative shares."""
+    the rounds of sweeps run before. ``clock``: a time source (default
+    ``time.perf_counter``; tests pass a fake one). ``echo`` (default: when a budget is
+    set) prints ``banner()``. Raises ``ValueError`` for seconds that are not positive and
+    finite, or for negative shares."""
     global _CURRENT
-    b = Budget(_seconds(seconds), _weights(weights))
+    kw = {} if clock is None else {"clock": clock}
+    b = Budget(_seconds(seconds), _weights(weights), startup=_process_age(), **kw)
     with _LOCK:
         _CURRENT = b
+    if echo or (echo is None and b.active):
+        print(b.banner(), flush=True)
     return b
 
 
@@ -156,19 +237,59 @@ def remaining() -> float | None:
     return _CURRENT.remaining()
 
 
-def note_rounds(sweep_name: str, done: int, planned: int) -> None:
-    """Record that a sweep completed ``done`` of its ``planned`` rounds (the engine calls
-    this; a sweep run twice under one name adds up)."""
+def clock() -> float:
+    """The budget's time source now (what the engine times tasks with)."""
+    return _CURRENT.clock()
+
+
+def note_rounds(sweep_name: str, done: int, planned: int,
+                tasks: tuple[int, int] | None = None) -> None:
+    """Record that a sweep completed ``done`` of its ``planned`` rounds and, optionally,
+    ``tasks = (done, planned)`` tasks (the engine calls this; a sweep run twice under one
+    name adds up)."""
     with _LOCK:
-        _CURRENT.note(sweep_name, done, planned)
+        _CURRENT.note(sweep_name, done, planned, tasks)
 
 
 def record() -> dict:
-    """What the ledger stores: ``{"seconds": float | None, "spent": float, "complete": bool,
-    "rounds": {sweep_name: [done, planned]}}``; ``complete`` when every sweep ran every
-    planned round; ``spent`` is the wall time since ``start``."""
+    """What the ledger stores under ``"budget"``::
+
+        {"seconds": 60.0 | None, "spent": 58.3, "overrun": 0.0 | None,
+         "bound": 75.0 | None, "held": True | None, "startup": 4.1 | None,
+         "complete": False, "covered": 0.42,
+         "rounds": {sweep: [done, planned]}, "tasks": {sweep: [done, planned]}}
+
+    ``spent``: wall seconds since ``start`` (the chapter's whole work: sweeps, fits, figures,
+    claims up to the moment the ledger is written); ``overrun``: ``max(0, spent - seconds)``;
+    ``held``: ``spent <= bound = 1.25 * seconds``; ``startup``: seconds the process ran before
+    the budget started (not covered by it); ``complete``: every sweep ran every planned
+    round; ``covered``: tasks in the sweeps' tables over tasks planned (1.0 with no sweeps)."""
     with _LOCK:
         return _CURRENT.record()
+
+
+def banner() -> str:
+    """The first line of a budgeted run: the budget, its bound and the start-up before it."""
+    return _CURRENT.banner()
+
+
+def summary() -> str:
+    """The last line of a run: budget, time spent and overrun, what it covered (tasks done
+    of those planned, the sweeps short of rounds with done/planned)."""
+    return _CURRENT.summary()
+
+
+def coverage(df_or_attrs: Any) -> str:
+    """What a sweep's table holds, in words for an INCONCLUSIVE claim: ``"had 12 of 64
+    tasks, 0 of 8 rounds"`` (from ``df.attrs`` of ``sweep(..., rounds=...)``)."""
+    attrs = getattr(df_or_attrs, "attrs", df_or_attrs) or {}
+    t, r = attrs.get("tasks"), attrs.get("rounds")
+    parts = []
+    if t:
+        parts.append(f"had {t[0]} of {t[1]} tasks")
+    if r:
+        parts.append(f"{r[0]} of {r[1]} rounds")
+    return ", ".join(parts) or "no record of rounds"
 
 
 def enough(df_or_rounds: Any, need: int) -> tuple[bool, str]:
@@ -188,4 +309,6 @@ def enough(df_or_rounds: Any, need: int) -> tuple[bool, str]:
         return True, f"{done} of {planned} rounds done ({need} needed)"
     secs = _CURRENT.seconds
     why = f"budget {secs:g} s" if secs is not None and planned >= need else f"{planned} planned"
-    return False, f"{done} of {need} rounds needed ({why})"
+    tasks = attrs.get("tasks") if attrs is not None else None
+    had = f"; had {tasks[0]} of {tasks[1]} tasks" if tasks else ""
+    return False, f"{done} of {need} rounds needed ({why}{had})"

@@ -82,15 +82,19 @@ given task order, so put the cheapest grid points first)::
     done, planned = df.attrs["rounds"]
 
 Without a chapter budget every round runs. With one (``budget.start(cfg.budget, ...)``, see
-``dltheory.budget``) the sweep gets an allotment of wall time when it starts; before each
-round the engine estimates the round's cost as its uncached tasks times the wall time per
-task computed so far in this call, and starts the round only if that fits in what is left of
-the allotment and of the chapter's budget. Cached tasks cost nothing and are always loaded;
-the first round always runs. The table holds only completed rounds (never part of a round),
-in the given task order: it is the unbudgeted table restricted to the first ``done`` rounds,
-deterministic given that number. ``df.attrs["rounds"] = (done, planned)`` and
-``budget.record()`` lists it under the sweep's name. A rerun with the same cache loads the
-completed rounds for free and adds rounds as its budget allows.
+``dltheory.budget``) the sweep gets an allotment of wall time when it starts, and the unit of
+time is the task: the engine times every task it computes and starts the next uncached task
+only when its estimated cost (the measured time of the task at the same place in an earlier
+round, else the longest task so far) fits in what is left of the allotment and of the
+chapter's budget; the first task of a sweep starts only when time is left. A round may
+therefore end part-way. Cached tasks cost nothing and are loaded as long as they extend the
+run without a gap. The table holds the completed rounds, in the given task order (the
+unbudgeted table restricted to the first ``done`` rounds), or, when no round completed, the
+tasks of the first round that ran (a prefix in run order); either way it is fixed by what
+ran. ``df.attrs["rounds"] = (done, planned)``, ``df.attrs["tasks"] = (in the table,
+planned)``, and ``budget.record()`` lists both under the sweep's name. A rerun with the same
+cache loads the finished tasks for free and adds tasks as its budget allows. Sweeps without
+``rounds`` are not cut by the budget (the chapter declared them indivisible).
 
 **Backends** (``backend=`` or ``$DLTHEORY_BACKEND``), all through ``joblib.Parallel``:
 
@@ -128,7 +132,6 @@ import os
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -829,6 +832,8 @@ class _Run:
         self.results: dict[int, Any] = {}
         self.corrupt: dict[int, str] = {}
         self.seconds, self.computed = 0.0, 0
+        self.cost: dict[int, float] = {}   # place in its round -> measured seconds of a task
+        self.place: dict[int, int] = {}    # task index -> place in its round
         self.bar = None
 
     def load(self, group: list[int]) -> tuple[dict[int, Any], list[int]]:
@@ -845,16 +850,28 @@ class _Run:
                     self.corrupt[i] = reason
         return loaded, todo
 
-    def fits(self, n_todo: int, allotted: float | None, elapsed: float) -> bool:
-        """Whether a round of ``n_todo`` tasks to compute fits in the allotment (seconds,
-        ``None``: no budget) after ``elapsed`` seconds of this sweep, at the measured cost
-        per task (unknown before the first computed task: then any time left will do)."""
-        if n_todo == 0 or allotted is None:
-            return True
+    def fits(self, todo: list[int], allotted: float | None, elapsed: float) -> int:
+        """How many of the next tasks ``todo`` (uncached, in run order) to start now: all
+        without a budget (``allotted is None``); else as many as fit in what is left of the
+        allotment (``allotted - elapsed`` seconds) and of the chapter's budget, each at its
+        estimated cost: the measured time of the task at the same place in an earlier
+        round, else the longest task measured so far in this sweep. Before any task of this
+        sweep was timed, one task (a worker's worth on a parallel backend) starts when the
+        time left is positive. Sequential sweeps are asked again before every task."""
+        if not todo or allotted is None:
+            return len(todo)
         left = min(allotted - elapsed, budget.remaining() or 0.0)
-        if self.computed == 0:
-            return left > 0
-        return n_todo * self.seconds / self.computed <= left
+        if left <= 0:
+            return 0
+        if not self.cost:
+            return min(len(todo), 1 if self.backend == "sequential" else _workers(self.n_jobs))
+        worst, n, total = max(self.cost.values()), 0, 0.0
+        for i in todo if self.backend != "sequential" else todo[:1]:
+            total += self.cost.get(self.place.get(i, -1), worst)
+            if total > left:
+                break
+            n += 1
+        return n
 
     def accept(self, loaded: dict[int, Any]) -> None:
         self.results.update(loaded)
@@ -871,11 +888,14 @@ class _Run:
 
             self.bar = tqdm(total=len(self.tasks), initial=len(self.results), desc=self.name,
                             unit="task", leave=False)
-        t0 = time.perf_counter()
+        t0 = budget.clock()
         for i, value in self._execute(todo):
             self._done(i, value)
-        self.seconds += time.perf_counter() - t0
+        took = budget.clock() - t0
+        self.seconds += took
         self.computed += len(todo)
+        for i in todo:                  # a parallel batch: its wall time shared out
+            self.cost[self.place.get(i, -1)] = took / len(todo)
 
     def _execute(self, todo: list[int]):
         """``(index, result)`` pairs from the backend, as they finish."""
@@ -907,6 +927,14 @@ class _Run:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def _workers(n_jobs: int | None) -> int:
+    """Worker processes a parallel backend uses (for the first batch under a budget)."""
+    if n_jobs is not None and n_jobs > 0:
+        return n_jobs
+    n = validation.env(ENV_JOBS, -1) if n_jobs is None else n_jobs
+    return n if n > 0 else max(1, (os.cpu_count() or 1) + 1 + n)
 
 
 def sweep(
@@ -950,19 +978,44 @@ def sweep(
     run = _Run(fn, config, tasks, name, _open_store(fn, config, name, _torch_dtype(), cache),
                b, n_jobs, show)
     allotted = budget.allot(name) if rounds is not None else None
-    t0, done = time.perf_counter(), 0
+    t0, done, ran = budget.clock(), 0, []      # ran: task indices done, in run order
     try:
         for group in groups:
+            run.place.update({i: p for p, i in enumerate(group)})
             loaded, todo = run.load(group)
-            if done > 0 and not run.fits(len(todo), allotted, time.perf_counter() - t0):
+            pos = 0
+            if allotted is None:                # no budget: the round in one go
+                run.accept(loaded)
+                run.compute(todo)
+                ran.extend(group)
+                pos = len(group)
+            while pos < len(group):             # the longest prefix that fits, in run order
+                if group[pos] in loaded:
+                    run.accept({group[pos]: loaded[group[pos]]})
+                    ran.append(group[pos])
+                    pos += 1
+                    continue
+                end = pos
+                while end < len(group) and group[end] not in loaded:
+                    end += 1
+                n = run.fits(group[pos:end], allotted, budget.clock() - t0)
+                if n == 0:
+                    break
+                run.compute(group[pos:pos + n])
+                ran.extend(group[pos:pos + n])
+                pos += n
+            if pos < len(group):
                 break
-            run.accept(loaded)
-            run.compute(todo)
             done += 1
     finally:
         run.close()
-    df = _table(tasks, run.results, getattr(fn, "__qualname__", repr(fn)))
+    # the table: the completed rounds, or, when none completed, the part of the first
+    # round that ran (a prefix in run order, so the table is fixed by what ran)
+    keep = [i for g in groups[:done] for i in g] if done else ran
+    kept = {i: run.results[i] for i in keep}
+    df = _table(tasks, kept, getattr(fn, "__qualname__", repr(fn)))
     if rounds is not None:
         df.attrs["rounds"] = (done, len(groups))
-        budget.note_rounds(name, done, len(groups))
+        df.attrs["tasks"] = (len(kept), len(tasks))
+        budget.note_rounds(name, done, len(groups), (len(kept), len(tasks)))
     return df

@@ -508,7 +508,7 @@ checks.shown(ledger, checks.modadd, cfg, experiments.modadd(cfg) if cfg.modadd_s
 # interpolation constraint, found through the smooth dual by Newton's method with
 # continuation in the scale of $c$. This is the package's function itself:
 #
-# ````{dropdown} `solve_bias` in `src/dltheory/pretrain_finetune/bias.py`
+# ````{dropdown} The function solve_bias in src/dltheory/pretrain_finetune/bias.py
 # ```{literalinclude} ../src/dltheory/pretrain_finetune/bias.py
 # :pyobject: solve_bias
 # ```

@@ -205,6 +205,7 @@ class Config(ChapterConfig):
     d_gd: int = 200
     alpha_gd: float = 0.3
     gamma_gd: float = 1.0               # one GD run at a large readout, where gamma^2 shapes c_d
+    gd_eta: float = 1.0                 # GD step x sharpness (stable below 2; model.sharpness)
     n_nodes: int = 6                    # Gauss-Legendre nodes per quadrature panel
     # ---- section 9: nonlinear stand-ins ------------------------------------------------
     vision_pt_steps: int = 200

@@ -329,6 +329,19 @@ def knob_sweeps_vs_sim(cfg, **kw):
                      rounds="block", **kw)
 
 
+def gd_step(run: FTRun, eta: float) -> float:
+    """GD step ``τ = η / S`` for the FT network of ``run``: ``S`` the larger of the loss's
+    sharpness at the FT initialisation and at the network's own minimiser
+    (:func:`~.model.sharpness`; GD near either is stable only for ``τ < 2/S``). The
+    sharpness grows with the FT scales ``c_d``, so the step follows ``c_PT`` and ``γ``: a
+    fixed step that suits ``c_PT = 10⁻³`` is 13 times past the stability limit of regime II
+    at ``c_PT = 10``."""
+    from .model import sharpness
+
+    V.real("eta", eta, 0.0, 2.0, lo_open=True, hi_open=True)
+    return eta / max(sharpness(run.X, run.c_d), sharpness(run.X, run.c_d, run.beta_ft))
+
+
 def gd_task(cfg, task: dict) -> dict:
     """The FT network trained by GD against the exact minimiser of the potential with the
     formula's scales ``bias.ft_scales`` (the implicit-bias claim itself)."""
@@ -340,7 +353,8 @@ def gd_task(cfg, task: dict) -> dict:
     exact = float(gen_error(b_formula, run.star_ft))
     # GD differs from gradient flow by O(tau) (section 1): Richardson-extrapolate two steps to
     # tau -> 0; if they differ by more than 5% (not yet in the O(tau) regime), halve again
-    tau, n_steps, worst = task["tau"], 0, 0.0
+    tau = gd_step(run, cfg.gd_eta)
+    tau0, n_steps, worst = tau, 0, 0.0
     e_gd, _, steps, loss = run_gd_ft(run, c, lam, gamma, tau, max_steps=200_000, tol=1e-10)
     n_steps, worst = steps, loss
     for _ in range(3):
@@ -349,14 +363,17 @@ def gd_task(cfg, task: dict) -> dict:
         if abs(e_gd - e_half) <= 0.05 * (e_half + cfg.gd_atol):
             break
         tau, e_gd = tau / 2, e_half
+    from .model import sharpness
+
+    sharp = max(sharpness(run.X, run.c_d), sharpness(run.X, run.c_d, run.beta_ft))
     return {"steps": n_steps, "loss": worst, "exact": exact, "gd": e_gd, "gd_half": e_half,
-            "tau_used": tau, "gd_flow": 2 * e_half - e_gd}
+            "tau0": tau0, "tau_used": tau, "gd_flow": 2 * e_half - e_gd, "sharpness": sharp}
 
 
 def gd_vs_exact(cfg, **kw):
-    """Networks trained by GD (closed-form PT weights, rebalanced, GD on the FT data)."""
-    tasks = [{"regime": "II", "tau": 0.04}, {"regime": "III", "tau": 0.004}, {"regime": "IV", "tau": 0.04},
-             {"regime": "IV", "tau": 0.04, "gamma": cfg.gamma_gd}]
+    """Networks trained by GD (closed-form PT weights, rebalanced, GD on the FT data); the
+    step of each follows its sharpness (:func:`gd_step`)."""
+    tasks = [{"regime": "II"}, {"regime": "III"}, {"regime": "IV"}, {"regime": "IV", "gamma": cfg.gamma_gd}]
     return _budgeted(gd_task, tasks, cfg, "pf_gd", lambda: _gd_cost(cfg), rounds=_one_round, **kw)
 
 
@@ -464,12 +481,14 @@ def vision_task(cfg, task: dict) -> list[dict]:
     pts = {s: _pretrained(cfg.vision_pt_steps, cfg.seed, s) for s in {v[2] for v in INTERVENTIONS.values()}}
     rng = np.random.default_rng(100 + task["seed"])
     rows = []
+    test_rows = {r.tobytes() for r in np.ascontiguousarray(X_te)}
     for n in cfg.vision_n:
         idx = rng.choice(len(X_pool), min(n, len(X_pool)), replace=False)
+        shared = sum(r.tobytes() in test_rows for r in np.ascontiguousarray(X_pool[idx]))  # the split guard
         for name, (kappa, gamma, s) in INTERVENTIONS.items():
             o = finetune_mlp(pts[s], X_pool[idx], y_pool[idx], X_te, y_te, kappa=kappa, gamma=gamma, seed=task["seed"])
             rows.append({"n": n, "intervention": name, "acc": o.test_acc, "pr_pre": o.pr_pre,
-                         "pr_post": o.pr_post, "ensd": o.ensd})
+                         "pr_post": o.pr_post, "ensd": o.ensd, "shared": int(shared), "n_test": len(X_te)})
     return rows
 
 

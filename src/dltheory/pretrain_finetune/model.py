@@ -112,6 +112,28 @@ def uniform_init(c, lam, shape, device=None) -> DiagWeights:
     return DiagWeights(w0.clone(), w0.clone(), v0.clone(), v0.clone())
 
 
+def sharpness(X, c_d, beta=None) -> float:
+    """Largest eigenvalue of the loss Hessian (in the weights) of the rebalanced FT network
+    with scales ``c_d`` at a point of the flow where the network computes ``beta`` (default
+    0, the FT initialisation) and the residual vanishes.
+
+    Derivation: along the flow from the rebalanced init (``w± = a``, ``v± = γ``,
+    ``c_d = a² + γ²``), ``w± = a cosh s ± γ sinh s``, ``v± = γ cosh s ± a sinh s``, so the
+    squared gradient of ``β_d`` in the coordinate's four weights is
+    ``w₊² + v₊² + w₋² + v₋² = 2 c_d cosh 2s = 2√(c_d² + β_d²)`` (with ``β_d = c_d sinh 2s``).
+    At zero residual the Hessian of ``L = ‖Xβ − y‖²/2N`` is ``JᵀXᵀXJ/N`` (J = ∂β/∂θ), whose
+    non-zero spectrum is that of ``X diag(2√(c_d² + β_d²)) Xᵀ / N``. GD is stable near such a
+    point only for ``τ < 2 / sharpness``; the sharpness grows with ``c_d`` (10⁴ times from
+    ``c_PT = 10⁻³`` to 10), so a fixed step that suits the rich regime diverges in the lazy one.
+    """
+    X = np.asarray(X, dtype=float)
+    c_d = np.broadcast_to(np.asarray(c_d, dtype=float), X.shape[-1:])
+    b = np.zeros_like(c_d) if beta is None else np.asarray(beta, dtype=float)
+    k = 2.0 * np.hypot(c_d, b)
+    G = (X * k) @ X.T / X.shape[0]
+    return float(np.linalg.eigvalsh(G)[-1])
+
+
 @dataclass
 class GDResult:
     weights: DiagWeights  # torch tensors (B, D)

@@ -5,8 +5,11 @@
 #
 #   bash scripts/gpu_check.sh [scale] [--budget SECONDS] [--save]
 #        scale: smoke | standard | paper | full (default standard)
-#        --budget: the time budget of every chapter (DLTHEORY_BUDGET); sweeps run the rounds
-#                  that fit, and each chapter is capped at 1.25 x budget + 120 s of start-up
+#        --budget: the time budget of every chapter (DLTHEORY_BUDGET); sweeps run the tasks
+#                  that fit. The cap, 4 x budget + 600 s, only stops a hang: it is far above
+#                  any honest run, also on a loaded machine (a budget bounds the chapter's
+#                  work, not the machine's speed); time over the budget is printed as a
+#                  figure, never a failure
 #        --save:   also copy the report to benchmarks/gpu/<scale>-<device>-<date>.{md,json}
 #
 #   DLTHEORY_BUDGET=90 bash scripts/gpu_check.sh paper --save    # the GPU run of the book
@@ -23,7 +26,8 @@
 #   DLTHEORY_GPU_CHECK_OUT       output folder (default _build/gpu)
 #   DLTHEORY_CACHE_DIR           the sweep cache (default _build/cache/<scale>): a chapter that hit
 #                                the cap resumes from its finished tasks when this is rerun
-# Exit status: 0 when every chapter finished with its claims passing, 1 otherwise.
+# Exit status: 0 when every chapter ended ok with a ledger (and, under a budget, a budget
+# record in it) and no hard FAIL; 1 otherwise (the report's "Check" section says why).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,9 +43,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ -n "${DLTHEORY_BUDGET:-}" ]; then
-  # checked by the package (a positive finite number of seconds); the cap leaves 25 % and
-  # the start-up (imports, data) on top, so a budgeted chapter is never killed
-  CAP="${DLTHEORY_GPU_CHECK_CAP:-$("${PYTHON:-python}" -c "import math, sys; from dltheory import validation as v; b = v.env('DLTHEORY_BUDGET'); print(math.ceil(1.25 * b + 120))")}" || exit 2
+  # checked by the package (a positive finite number of seconds); the cap stops a hang
+  # only: a budgeted chapter ends within 1.25 x budget + start-up, which a loaded machine
+  # can stretch (start-up of minutes under load 10), so the cap is far above that
+  CAP="${DLTHEORY_GPU_CHECK_CAP:-$("${PYTHON:-python}" -c "import math, sys; from dltheory import validation as v; b = v.env('DLTHEORY_BUDGET'); print(math.ceil(4 * b + 600))")}" || exit 2
 else
   CAP="${DLTHEORY_GPU_CHECK_CAP:-540}"
 fi
@@ -82,7 +87,8 @@ WALL=$(( $(date +%s) - T0 ))
 
 SAVE_DIR=""; [ "$SAVE" = 1 ] && SAVE_DIR="${DLTHEORY_GPU_CHECK_SAVE_DIR:-benchmarks/gpu}"
 DLTHEORY_GPU_CHECK_SAVE="$SAVE_DIR" "$PY" scripts/gpu_check_report.py "$OUT" "$SCALE" "$CAP" "$WALL" "${CHAPTERS[@]}"
+RC=$?
 for c in "${CHAPTERS[@]}"; do
-  [ "$(cat "$OUT/$c.rc" 2>/dev/null)" = "0" ] || exit 1
+  [ "$(cat "$OUT/$c.rc" 2>/dev/null)" = "0" ] || RC=1
 done
-exit 0
+exit "$RC"

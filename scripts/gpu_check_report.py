@@ -133,6 +133,16 @@ def main(out: str, scale: str, cap: str, wall: str, chapters: list[str]) -> dict
     lines += ["", "Median resolution: the median, over the evidence claims that resolved, of the "
               "smallest relative error in the prediction the check would detect (lower is "
               "better); rounds: seeds of every grid point completed within the budget.", ""]
+    problems, figures = check(rows, report["budget_s"])
+    _record_times(report)
+    report["problems"], report["budget_figures"] = problems, figures
+    (out_dir / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    if figures:
+        lines += ["## Budgets (figures, not failures: the wall time of a shared machine varies)", ""]
+        lines += [f"- {f}" for f in figures] + [""]
+    lines += ["## Check", ""] + ([f"- FAIL {p}" for p in problems] or
+                                 ["- every chapter ran to its ledger with a budget record "
+                                  "and no hard FAIL"]) + [""]
     text = "\n".join(lines)
     (out_dir / "report.md").write_text(text)
     save = os.environ.get("DLTHEORY_GPU_CHECK_SAVE")
@@ -145,6 +155,66 @@ def main(out: str, scale: str, cap: str, wall: str, chapters: list[str]) -> dict
         print(f"[gpu_check] saved {stem}.md/.json")
     print(text)
     return report
+
+
+def check(rows: list[dict], budget_s: float | None) -> tuple[list[str], list[str]]:
+    """What the check asserts, and the budget figures it prints.
+
+    Problems (each fails the check): a chapter that did not end ``ok`` (an error, a hard
+    FAIL, a cap or kill), that wrote no ledger, or, under a budget, whose ledger has no
+    budget record of that budget. Figures (never failures): per chapter the budget, the
+    time it spent, the overrun, whether the 1.25 x budget bound held, the wall time with its
+    start-up, and the tasks done of those planned."""
+    problems, figures = [], []
+    for r in rows:
+        ch = r["chapter"]
+        if r["status"] != "ok":
+            problems.append(f"{ch}: {r['status_text']}" + (f" ({r['error']})" if r.get("error") else ""))
+        c = r.get("claims") or {}
+        if not c:
+            problems.append(f"{ch}: no ledger written")
+            continue
+        b = c.get("budget")
+        if budget_s is None:
+            continue
+        if not isinstance(b, dict) or b.get("seconds") != budget_s:
+            problems.append(f"{ch}: ledger has no record of the {budget_s:g} s budget ({b!r})"[:300])
+            continue
+        tasks = b.get("tasks") or {}
+        done = sum(d for d, _ in tasks.values())
+        planned = sum(p for _, p in tasks.values())
+        over = b.get("overrun")
+        held = b.get("held")
+        figures.append(
+            f"{ch}: budget {budget_s:g} s, spent {b.get('spent', 0):.1f} s"
+            + (f" (over by {over:.1f} s)" if over else "")
+            + ("" if held is None else ", bound 1.25 x budget " + ("held" if held else "NOT held"))
+            + (f", wall {r['wall_s']:.0f} s" if r.get("wall_s") is not None else "")
+            + (f" (start-up {b['startup']:.1f} s)" if b.get("startup") is not None else "")
+            + f", tasks {done}/{planned}; {_rounds(b)}")
+    return problems, figures
+
+
+def _record_times(report: dict) -> None:
+    """Each chapter's wall time into the one record of times (``dltheory.budget.times``)."""
+    try:
+        from dltheory import budget
+    except ImportError:
+        return
+    b = report["budget_s"]
+    where = f"gpu_check/{report['scale']}/budget {'none' if b is None else f'{b:g}'}/{report['device']}"
+    entries = {}
+    for r in report["chapters"]:
+        if r.get("wall_s") is None:
+            continue
+        rec = (r.get("claims") or {}).get("budget")
+        entries[f"{where}/{r['chapter']}"] = {
+            "seconds": r["wall_s"], "status": r["status"], "commit": report["commit"],
+            "spent": rec.get("spent") if isinstance(rec, dict) else None,
+            "covered": rec.get("covered") if isinstance(rec, dict) else None}
+    entries[f"{where}/all chapters in parallel"] = {"seconds": report["wall_s"],
+                                                     "commit": report["commit"]}
+    budget.write_times(entries)
 
 
 def _commit() -> str:
@@ -176,4 +246,5 @@ def _load_compare() -> dict | None:
 if __name__ == "__main__":
     if len(sys.argv) < 6:
         sys.exit("usage: gpu_check_report.py OUT_DIR SCALE CAP_S WALL_S CHAPTER...")
-    main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+    rep = main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+    sys.exit(1 if rep["problems"] else 0)

@@ -13,29 +13,44 @@ JOBS="${DLTHEORY_JOBS:-2}"
 t0=$SECONDS
 echo "== ruff"
 ruff check .
-echo "== unit tests"
-python -m pytest -q -n "$JOBS" tests
+echo "== unit tests (chapter runs and domain corners are the nbmake, paper and calibration steps' work)"
+t=$SECONDS
+python -m pytest -q -n "$JOBS" -m "not chapter_run" --durations=15 tests
+T_UNIT=$((SECONDS - t))
 echo "== chapters under nbmake (scale $DLTHEORY_SCALE)"
 # its own pytest call: exit 5 (nothing collected) must fail, so it is not masked.
 # --overwrite keeps the executed outputs; they go into the book's execution cache, so the
 # strict build below does not run every chapter a second time; the committed, output-free
 # notebooks are then written again from their sources (also if anything fails).
 trap 'python scripts/pair.py >/dev/null' EXIT
+t=$SECONDS
 python -m pytest -q -n "$JOBS" --nbmake --nbmake-timeout=1200 --overwrite book/
+T_NBMAKE=$((SECONDS - t))
 python scripts/cache_executed.py "_build/.jupyter_cache/$DLTHEORY_SCALE" book/[0-9][0-9]_*.ipynb
 echo "== what the executed chapters show: no warning, traceback or machine path; a verdict under every check"
 DLTHEORY_REQUIRE_EXECUTED=1 python -m pytest -q tests/test_book_outputs.py
 python scripts/pair.py >/dev/null
 echo "== every chapter at the paper scale on the CPU, ${DLTHEORY_PAPER_BUDGET:-60} s budget each"
-# the paper code paths (sizes, float32 sweeps, rounds under a budget) run here before any
-# GPU sees them; a chapter must finish within 1.25 x budget + start-up with no hard FAIL
+# the paper code paths (sizes, float32 sweeps, tasks under a budget) run here before any
+# GPU sees them; every chapter must end with its ledger, a budget record and no hard FAIL.
+# Time over the budget (a loaded machine) is printed as a figure, not a failure; the cap
+# (4 x budget + 600 s) only stops a hang. Under a budget the chapters' pre-registered
+# decidability rule is off (claims.Ledger keys on identity["budget"]).
+t=$SECONDS
 (
   export DLTHEORY_GPU_CHECK_OUT=_build/paper_cpu DLTHEORY_CACHE_DIR=_build/paper_cpu/cache
   export DLTHEORY_RESULTS_DIR=_build/paper_cpu/claims DLTHEORY_FIG_DIR=_build/paper_cpu/figures
   bash scripts/gpu_check.sh paper --budget "${DLTHEORY_PAPER_BUDGET:-60}"
 )
+T_PAPER=$((SECONDS - t))
 echo "== strict book build (scale $DLTHEORY_SCALE)"
+t=$SECONDS
 bash scripts/book.sh -W -n --keep-going
+T_BOOK=$((SECONDS - t))
 echo "== MathJax check of every formula in the built book"
 bash scripts/check_math.sh _build/html
+# the one record of measured times (book/records/times.json; dltheory.budget.times reads it)
+python -c "import sys; from dltheory import budget; k = 'test.sh/' + sys.argv[1] + '/'; budget.write_times({k + n: float(v) for n, v in zip(sys.argv[2::2], sys.argv[3::2])})" \
+  "$DLTHEORY_SCALE" "unit tests" "$T_UNIT" "nbmake" "$T_NBMAKE" "paper step" "$T_PAPER" \
+  "strict book build" "$T_BOOK" "all checks" "$((SECONDS - t0))" || true
 echo "== all checks passed in $((SECONDS - t0)) s"

@@ -19,3 +19,4 @@ def _results_in_tmp(tmp_path, monkeypatch):
     monkeypatch.setenv("DLTHEORY_RESULTS_DIR", str(tmp_path / "claims"))
     monkeypatch.setenv("DLTHEORY_FIG_DIR", str(tmp_path / "figures"))
     monkeypatch.setenv("DLTHEORY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DLTHEORY_TIMES", str(tmp_path / "times.json"))

@@ -254,3 +254,16 @@ def test_good_budget_values(monkeypatch):
         assert budget.from_env() == value
     monkeypatch.delenv(budget.ENV_BUDGET)
     assert budget.from_env() is None
+
+
+def test_the_time_record_adds_entries_and_reads_back(tmp_path, monkeypatch):
+    path = tmp_path / "times.json"
+    monkeypatch.setenv(budget.ENV_TIMES, str(path))
+    assert budget.times() == {}
+    budget.write_times({"test.sh/unit tests": 12.5})
+    budget.write_times({"gpu_check/paper/budget 60/cpu/03": {"seconds": 80.0, "spent": 70.1}})
+    rec = budget.times()
+    assert set(rec) == {"test.sh/unit tests", "gpu_check/paper/budget 60/cpu/03"}
+    assert rec["test.sh/unit tests"]["seconds"] == 12.5 and rec["test.sh/unit tests"]["cores"]
+    assert rec["gpu_check/paper/budget 60/cpu/03"]["spent"] == 70.1
+    assert budget.times(path) == rec

@@ -2,11 +2,14 @@
 and the report carries what the GPU-scale comparison needs (budget spent, rounds, median
 resolution, verdict counts, a side-by-side column from another report)."""
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = str(REPO / "scripts" / "gpu_check.sh")
@@ -26,6 +29,7 @@ def _report(tmp_path):
     return rep, row
 
 
+@pytest.mark.chapter_run
 def test_capped_run_resumes_and_the_report_names_budget_rounds_and_resolution(tmp_path):
     capped = subprocess.run(["bash", SCRIPT, "smoke"], env=_env(tmp_path, DLTHEORY_GPU_CHECK_CAP="1"),
                             capture_output=True, text=True, timeout=120)
@@ -39,17 +43,20 @@ def test_capped_run_resumes_and_the_report_names_budget_rounds_and_resolution(tm
     assert done.returncode == 0, done.stdout + done.stderr
     rep, row = _report(tmp_path)
     assert (row["status"], row["exit"], row["runs"], rep["scale"]) == ("ok", 0, 2, "smoke")
-    assert rep["budget_s"] == 30.0 and rep["cap_s"] == 158.0     # ceil(1.25 * 30 + 120)
+    assert rep["budget_s"] == 30.0 and rep["cap_s"] == 720.0     # 4 * 30 + 600: a hang stop
+    assert rep["problems"] == [] and rep["budget_figures"][0].startswith(
+        "00_gradient_flow: budget 30 s, spent ")
     claims = row["claims"]
     assert claims["evidence"].get("FAIL", 0) == 0 and sum(claims["evidence"].values()) >= 1
     assert claims["budget"]["seconds"] == 30.0 and claims["budget"]["spent"] >= 0
     assert 0 < claims["median_resolution"] < 1
     md = (tmp_path / "gpu" / "report.md").read_text()
-    assert "| 00_gradient_flow | ok |" in md and "budget 30.0 s" in md
+    assert "| 00_gradient_flow | ok |" in md and "budget 30.0 s" in md and "## Check" in md
     saved = list((tmp_path / "saved").glob("smoke-cpu-*"))
     assert sorted(p.suffix for p in saved) == [".json", ".md"], saved
 
 
+@pytest.mark.chapter_run
 def test_side_by_side_column_from_another_report(tmp_path):
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"device": "NVIDIA H200", "chapters": [
@@ -85,3 +92,32 @@ def test_a_cap_that_a_library_rewraps_is_still_a_cap(tmp_path):
     rec = json.loads(side.read_text())
     assert (run.returncode, rec["status"], rec["exit"]) == (124, "capped", 124), run.stderr
     assert "surfacing as RuntimeError" in rec["error"]
+
+
+def _report_module():
+    spec = importlib.util.spec_from_file_location("gpu_check_report",
+                                                  REPO / "scripts" / "gpu_check_report.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_check_fails_on_errors_and_missing_records_never_on_time():
+    """The paper step's verdict: a chapter over its budget (a loaded machine) is a figure;
+    an error, a hard FAIL, a cap, no ledger or no budget record is a failure."""
+    check = _report_module().check
+    rec = {"seconds": 60.0, "spent": 95.0, "overrun": 35.0, "held": False, "startup": 12.0,
+           "rounds": {"ss_gd": [0, 8]}, "tasks": {"ss_gd": [3, 64]}}
+
+    def row(ch, status="ok", budget=rec, ledger=True):
+        return {"chapter": ch, "status": status, "status_text": status, "error": "",
+                "wall_s": 130.0, "claims": {"budget": budget} if ledger else None}
+
+    problems, figures = check([row("slow")], 60.0)
+    assert problems == [] and figures == [
+        "slow: budget 60 s, spent 95.0 s (over by 35.0 s), bound 1.25 x budget NOT held, "
+        "wall 130 s (start-up 12.0 s), tasks 3/64; ss_gd 0/8"]
+    problems, _ = check([row("a", "claims failed"), row("b", ledger=False),
+                         row("c", budget=None), row("d", budget={**rec, "seconds": 30.0})], 60.0)
+    assert [p.split(":")[0] for p in problems] == ["a", "b", "c", "d"]
+    assert check([row("e", budget=None)], None) == ([], [])     # no budget: no record needed

@@ -312,3 +312,53 @@ def enough(df_or_rounds: Any, need: int) -> tuple[bool, str]:
     tasks = attrs.get("tasks") if attrs is not None else None
     had = f"; had {tasks[0]} of {tasks[1]} tasks" if tasks else ""
     return False, f"{done} of {need} rounds needed ({why}{had})"
+
+
+# --------------------------------------------------------------------------- time record
+ENV_TIMES = "DLTHEORY_TIMES"
+
+
+def times_path() -> Any:
+    """The one record of measured build and chapter times: ``$DLTHEORY_TIMES``, else
+    ``<repo>/book/records/times.json``."""
+    from pathlib import Path
+
+    env = validation.env(ENV_TIMES)
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "book" / "records" / "times.json"
+
+
+def times(path: Any = None) -> dict:
+    """The measured times: ``{key: {"seconds": float, "when": "2026-12-02T19:50:00Z",
+    "load": [1, 5, 15 min], "cores": int, ...facts}}`` with keys such as
+    ``"test.sh/unit tests"``, ``"gpu_check/paper/budget 60/cpu/03_sparse_scaling"`` (``{}``
+    when nothing was recorded). The README, the intro and the notebooks quote from here."""
+    import json
+    from pathlib import Path
+
+    p = Path(path) if path is not None else times_path()
+    return json.loads(p.read_text()) if p.exists() else {}
+
+
+def write_times(entries: Mapping[str, Any], path: Any = None) -> None:
+    """Add or replace entries of the time record (``key -> seconds`` or ``key -> {"seconds":
+    ..., **facts}``), each stamped with the time, the load average and the cores; written
+    atomically (a temporary file, then ``os.replace``)."""
+    import json
+    import os
+    import tempfile
+    from pathlib import Path
+
+    p = Path(path) if path is not None else times_path()
+    data = times(p)
+    stamp = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+             "load": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
+             "cores": os.cpu_count()}
+    for key, value in entries.items():
+        facts = dict(value) if isinstance(value, Mapping) else {"seconds": value}
+        data[str(key)] = {**facts, **stamp}
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        f.write(json.dumps(dict(sorted(data.items())), indent=2) + "\n")
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, p)

@@ -219,6 +219,8 @@ ENVIRONMENT: dict[str, EnvVar] = {v.name: v for v in (
     EnvVar("DLTHEORY_FIG_DIR", "a writable folder", _parse_dir, "where scripts save figures"),
     EnvVar("DLTHEORY_PROGRESS", "1 or 0", _parse_flag, "progress bars on or off"),
     EnvVar("DLTHEORY_STATIC", "1 or 0", _parse_flag, "no live widgets (book build, tests)"),
+    EnvVar("DLTHEORY_TIMES", "a file path", _parse_text,
+           "the record of measured times (default book/records/times.json)"),
     EnvVar("DLTHEORY_MUTATION", "a planted-error id of dltheory.mutations", _parse_text,
            "apply one planted error (calibration runs only)"),
 )}

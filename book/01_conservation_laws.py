@@ -13,33 +13,11 @@
 # %% [markdown]
 # # Conservation laws of SwiGLU, attention, RoPE and mixtures of experts
 #
-# Gradient flow on a neural network often conserves some functions of the parameters
-# *whatever the data*: $h(\theta(t)) = h(\theta(0))$ for every data set and every loss.
-# The prologue met the simplest one, $h = u^2 - v^2$ for $f(x) = uvx$. This chapter follows
-# *Conservation Laws for Modern Neural Architectures* (Tran, Bui, Lai Ngoc, Nguyen, Dam,
-# Nguyen, ICML 2026, [arXiv:2606.17816](https://arxiv.org/abs/2606.17816))
-# {cite}`tran2026conservation`, which characterises **all** such laws for the blocks of a
-# modern transformer {cite}`vaswani2017attention`: GELU/SiLU and SwiGLU
-# {cite}`shazeer2020glu` feed-forward layers, multi-head attention with and without
-# positional encodings (sinusoidal, RoPE {cite}`su2021roformer`), and mixtures of experts
-# {cite}`shazeer2017outrageously` with dense and top-$k$ routing. We check every law
-# numerically with `torch.func`, count the independent laws with the Lie-algebra criterion
-# of Marcotte, Gribonval and Peyré ([arXiv:2307.00144](https://arxiv.org/abs/2307.00144))
-# {cite}`marcotte2023conservation`, test normalisation layers {cite}`ba2016layer,zhang2019root,henry2020query`
-# as controls outside the theorem, and measure how gradient descent, SGD, momentum, Adam
-# {cite}`kingma2015adam` and weight decay break the laws, on synthetic tasks, a
-# character-level language model and a small vision transformer {cite}`dosovitskiy2021image`.
-#
-# ```{admonition} Takeaway
-# :class: tip
-# Smooth activations (GELU, SiLU) kill every law, but the *multiplicative* structure of
-# modern blocks brings laws back: one per hidden unit in SwiGLU, $Q_i^\top Q_i - K_i^\top K_i$
-# and $V_i^\top V_i - O_i^\top O_i$ per attention head, one law per $2\times 2$ rotation
-# block under RoPE, and the router sum $\sum_e W_e$ in a softmax mixture of experts. All are
-# quadratic (or linear), so a GD or SGD step changes them by *exactly* $\tau^2 q(g)$. What
-# that identity does not give is measured: at matched training progress the GD drift
-# shrinks like $\tau$ while Adam's does not shrink at all.
-# ```
+# Gradient flow often conserves functions of the parameters *whatever the data*:
+# $h(\theta(t)) = h(\theta(0))$ for every data set and loss. *Conservation Laws for Modern
+# Neural Architectures* (Tran, Bui, Lai Ngoc, Nguyen, Dam, Nguyen, ICML 2026,
+# [arXiv:2606.17816](https://arxiv.org/abs/2606.17816)) {cite}`tran2026conservation`
+# characterises all such laws for the blocks of a modern transformer. The figure counts them.
 
 # %% tags=["remove-cell"]
 # Install dltheory in Colab only; elsewhere say how (plain Python, no magics).
@@ -70,14 +48,15 @@ TOPK = 2                  # routed experts k, at most EXPERTS
 
 # %% tags=["hide-input"]
 from dltheory import claims, plotting
-from dltheory.conservation import checks, config, figures
+from dltheory.conservation import checks, config, figures, rules
 from dltheory.conservation import experiments as ex
 
 cfg = config.Config.for_scale(SCALE, seed=SEED, d=D_MODEL, m=HIDDEN, H=HEADS, dk=HEAD_DIM,
                               dv=VALUE_DIM, E=EXPERTS, k=TOPK, device=str(runtime.get_device()))
 rt = runtime.setup(SCALE, config=cfg)
 plotting.use_style()
-ledger = claims.Ledger("conservation_laws", scale=SCALE, device=rt.device)
+ledger = claims.Ledger("conservation_laws", scale=SCALE, device=rt.device, rules=rules,
+                       echo=True)
 
 # %% tags=["remove-input"]
 NAMES = [n for n in checks.COUNT_IDS if cfg.big_factor > 1 or not n.endswith("_big")]
@@ -92,12 +71,40 @@ runtime.show(figures.headline(counts, cfg), "cl_headline")
 # the Jacobian rows and their Lie brackets, and the tick the number derived from the block's
 # symmetries: smooth activations leave none, multiplicative blocks keep several (section 4).
 #
+# ```{admonition} Takeaway
+# :class: tip
+# **The paper:** smooth activations (GELU, SiLU) kill every law, but the multiplicative
+# structure of modern blocks brings laws back: one per hidden unit in SwiGLU,
+# $Q_i^\top Q_i - K_i^\top K_i$ and $V_i^\top V_i - O_i^\top O_i$ per attention head, one
+# per $2\times 2$ rotation block under RoPE, and the router sum $\sum_e W_e$ in a mixture of
+# experts, "identical" for a normalised sigmoid router (the summary); the laws drift as
+# $O(\tau^2 k)$ under GD. Our derivation (section 4.3): the router sum exists only for a gate
+# unchanged by a common shift of its logits.
+#
+# **What this build found** (generated from the claims below at the scale it ran):
+#
+# ```{glue:md} cl_findings
+# :format: myst
+# ```
+# ```
+#
+# The chapter checks every law numerically with `torch.func`, counts the independent laws
+# with the Lie-algebra criterion of Marcotte, Gribonval and Peyré
+# ([arXiv:2307.00144](https://arxiv.org/abs/2307.00144)) {cite}`marcotte2023conservation`
+# for GELU/SiLU and SwiGLU {cite}`shazeer2020glu` feed-forward layers, multi-head attention
+# {cite}`vaswani2017attention` with and without positional encodings (sinusoidal, RoPE
+# {cite}`su2021roformer`), and mixtures of experts {cite}`shazeer2017outrageously` with dense,
+# top-$k$ and sigmoid routing; it tests normalisation layers
+# {cite}`ba2016layer,zhang2019root,henry2020query` as controls outside the theorem, and
+# measures how GD, SGD, momentum, Adam {cite}`kingma2015adam` and weight decay break the laws,
+# on synthetic tasks, a character-level language model and a small vision transformer
+# {cite}`dosovitskiy2021image`.
+#
 # ```{note}
 # Only the paper's abstract, the start of its introduction and a third-party summary were
 # available. The laws, counts and the symbol mapping below are **reconstructions** that we
 # verified numerically; the experiment protocol (model sizes, step sizes, data stand-ins) is
-# ours, not the paper's. The summary's claim that *normalised sigmoid* gating has the same
-# laws as softmax gating holds for one of the five definitions we tried (section 4.3).
+# ours, not the paper's.
 # ```
 
 # %% [markdown]
@@ -185,7 +192,8 @@ runtime.display(orth.assign(what=orth.control.where(orth.control != "", orth.law
                 .groupby(["block", "what"], sort=False).max_cos.max().reset_index())
 
 # %% [markdown]
-# Every claimed law sits at rounding level, every control far above it: the SwiGLU law lives
+# A claimed law passes at rounding level and a control must sit far above it (the claims
+# `CL.orth.*` and `CL.neg.*` say whether they do in this run). The SwiGLU law lives
 # on the **linear** ("up") branch, the RoPE law depends on the pairing convention of the
 # implementation (with $d_k = 2$ there is a single pair and the two conventions coincide, so
 # this control uses $d_k \ge 4$), and under RoPE only the traces of the $2\times 2$ diagonal
@@ -196,16 +204,15 @@ runtime.display(orth.assign(what=orth.control.where(orth.control != "", orth.law
 # Equation (1.2) in practice: `count_laws` stacks $J$ (Jacobian rows at random inputs) and
 # $D$ random brackets and reports $D - \operatorname{rank}$. A rank read off too few samples
 # is too small, and the count too large, with nothing in the spectrum to show it: a Switch
-# top-1 mixture ($d = 3$, $m = 2$, $E = 6$, 114 parameters) read off 171 Gaussian inputs
-# (three rows per parameter) has 33 "laws" instead of 15, with a clean gap of $10^{10}$,
-# because two experts received only a handful of inputs. The counter therefore accepts a count
+# top-1 mixture with six experts read off three Gaussian inputs per parameter can report
+# twice its laws with a clean spectral gap, when two experts receive only a handful of
+# inputs. The counter therefore accepts a count
 # only when it is *determined*: at least $2D$ Jacobian rows; the first half of the rows
 # already reaching the same rank; a gap of at least $10^{6}$ at the rank; no parameter left
 # without gradient at every input. Otherwise it doubles the inputs and, past a cap, raises
 # `UnderdeterminedCount`: it never returns an unchecked count. Saturation cannot see a region
 # that no input reaches: two ReLU units with nearly parallel rows differ only on a thin wedge,
-# which Gaussian inputs can miss (a law too many: at 5 of 36 draws with $d = 2$, 2 of 96 with
-# $d = 3$).
+# which Gaussian inputs can miss (a law too many at some draws).
 # The ReLU block's inputs are therefore placed in every activation sector ($d = 2$) or every
 # sign pattern of every pair of units, from the first-layer rows. (Top-1 routing can leave an
 # expert that *no* input reaches, when its router row lies inside the convex hull of the
@@ -213,15 +220,14 @@ runtime.display(orth.assign(what=orth.control.where(orth.control != "", orth.law
 
 # %%
 checks.counts(ledger, cfg, counts)     # counts: computed for the figure at the top
-runtime.display(counts[counts.model.isin(checks.COUNT_IDS)].drop(
-    columns=["spectrum", "spectrum_W", "unreached"]))
+runtime.display(checks.count_table(counts, list(checks.COUNT_IDS)))
 
 # %% tags=["hide-input"]
 runtime.show(figures.spectra(counts, cfg), "cl_spectra")
 
 # %% [markdown]
-# Every count equals the theorem's (above smoke also for attention with every width doubled,
-# `standard`, or multiplied by four, `paper`: $D = 1024$ at the default knobs). The dashed
+# The claims `CL.count.*` compare each count with the theorem's (above smoke also for
+# attention with every width doubled, `standard`, or multiplied by four, `paper`). The dashed
 # line marks $D - N_{\text{theory}}$, the dotted one the rank threshold. For GELU the
 # spectrum has no gap: $W_\theta$ is the whole space and the only laws are constants. For
 # attention with RoPE, $W$ alone (blue) stops short of the certificate: the missing
@@ -240,8 +246,7 @@ runtime.show(figures.spectra(counts, cfg), "cl_spectra")
 # GLU variants are outside the paper's statements, and their counts are reported, not checked.
 
 # %%
-runtime.display(counts[counts.model.isin(["geglu", "reglu", "bilinear_glu", "moe_top1_renorm"])]
-                [["model", "D", "rank_W", "laws", "theory"]])
+runtime.display(checks.count_table(counts, ["geglu", "reglu", "bilinear_glu", "moe_top1_renorm"]))
 
 # %% [markdown]
 # ### 4.2 Residual connections: the law set of a stack is the union
@@ -296,8 +301,8 @@ runtime.display(counts[counts.model.isin(["geglu", "reglu", "bilinear_glu", "moe
 # %%
 shifts = ex.gate_shifts(cfg)
 checks.sigmoid_gating(ledger, cfg, counts, shifts)
-runtime.display(counts[counts.model.isin(checks.SIGMOIDS)][["model", "D", "laws", "theory"]]
-                .assign(softmax=ex.predicted_count(cfg, "moe_dense")))
+runtime.display(checks.count_table(counts, list(checks.SIGMOIDS))
+                .assign(summary=ex.predicted_count(cfg, "moe_dense")))
 
 # %% [markdown]
 # ### 4.4 Normalisation layers: outside the theorem, counted anyway
@@ -318,12 +323,11 @@ runtime.display(counts[counts.model.isin(checks.SIGMOIDS)][["model", "D", "laws"
 
 # %%
 checks.normalisation(ledger, cfg, counts)
-runtime.display(counts[counts.model.isin(checks.NORMS)][["model", "D", "rank_W", "laws",
-                                                         "theory", "gap"]])
+runtime.display(checks.count_table(counts, list(checks.NORMS)))
 
 # %% [markdown]
-# All five counts match the symmetry predictions: normalisation does not remove the block
-# laws, it adds its own (and QK-norm replaces the $Q/K$ law by two scale laws). The
+# The symmetries predict that normalisation does not remove the block laws, it adds its own
+# (and QK-norm replaces the $Q/K$ law by two scale laws); `CL.norm.*` check the counts. The
 # meromorphic restriction limits the paper's *proof* of completeness, not the laws.
 #
 # ## 5. Discrete time: the drift is exactly second order
@@ -375,9 +379,9 @@ runtime.display(fits.groupby(["block", "opt"], sort=False)[["alpha", "beta", "la
 runtime.show(figures.gd_collapse(win, fits, cfg), "cl_gd_collapse")
 
 # %% [markdown]
-# Dividing the drift by $\tau^2$ collapses the four step sizes onto one line of slope close
-# to 1 in $k$ (dashed): the drift is $\tau^2 k$ times a constant, as (1.3)–(1.4) say. The
-# largest step bends down slightly, where the gradients have started to change.
+# Dividing the drift by $\tau^2$ should collapse the four step sizes onto one line of slope
+# close to 1 in $k$ (dashed): the drift is $\tau^2 k$ times a constant, as (1.3)–(1.4) say.
+# Where the gradients start to change, the largest step bends away from it first.
 #
 # ## 6. Other optimisers, and the drift at matched progress
 #
@@ -440,11 +444,12 @@ runtime.show(figures.matched(mp, cfg), "cl_matched")
 runtime.show(figures.optimisers(win, fits, ident, cfg), "cl_optimisers")
 
 # %% [markdown]
-# At matched loss, halving GD's step halves its drift, while Adam's drift barely depends on
-# its learning rate: a smaller Adam step does not buy better conservation. On the fixed grid
-# (second figure, left) GD and SGD drift like $\tau^2$, Adam like $\tau$; heavy ball is
-# second order with a larger constant. Right: under weight decay the laws follow
-# $(1-\tau\lambda)^{2k}$ (dashed), towards *balanced* weights.
+# The prediction at matched loss: halving GD's step halves its drift (slope 1), while Adam's
+# drift does not depend on its learning rate (slope 0), so a smaller Adam step would not buy
+# better conservation (`CL.matched.*`). On the fixed grid (second figure, left) GD and SGD
+# should drift like $\tau^2$, Adam like $\tau$, heavy ball at second order with a larger
+# constant. Right: under weight decay the laws follow $(1-\tau\lambda)^{2k}$ (dashed),
+# towards *balanced* weights.
 #
 # ## 7. A character-level language model on real text
 #
@@ -488,11 +493,12 @@ if lm is not None and lm_runs is not None:
     runtime.show(figures.lm(real["lm"], lm_runs, cfg, lm.data.iloc[0]), "cl_lm")
 
 # %% [markdown]
-# Left: in the early window (grey) $\alpha\approx2$, $\beta\approx1$; as the window grows,
-# $\beta$ drops and $\alpha$ follows $1+\beta$ (triangles near the dashed line). Right:
-# along longer runs GD (solid) and SGD (batch $B/4$, dotted) keep the router sum at rounding
-# level while the quadratic families drift slowly; Adam (dashed), with a learning rate a
-# hundred times smaller, moves every family, the router sum included, by far more.
+# Left: in the early window (grey) the identity gives $\alpha\approx2$, $\beta\approx1$; as
+# the window grows, $\beta$ drops and the flow argument says $\alpha$ follows $1+\beta$
+# (triangles against the dashed line, `CL.lm.late_window`). Right: along longer runs GD
+# (solid) and SGD (batch $B/4$, dotted) keep the router sum at rounding level by the shift
+# symmetry while the quadratic families drift slowly; Adam (dashed), with a learning rate a
+# hundred times smaller, moves every family, the router sum included.
 #
 # ## 8. A small vision transformer on digits
 #
@@ -509,10 +515,11 @@ if lm is not None and vit is not None:
     runtime.show(figures.real_data_tau(lm, vit, cfg), "cl_real_data_tau")
 
 # %% [markdown]
-# Circles: the early window, where the curves for different $k$ coincide (drift linear in
-# $k$) and follow slope 2 in $\tau$. Squares: a window a hundred times longer, where the
-# curves fan out: the gradients have shrunk, $\beta < 1$, and $\alpha$ follows $1 + \beta$.
-# Each step still obeys (1.3); only the *summed* $q(g_j)$ stops growing linearly.
+# Circles: the early window, where the identity makes the curves for different $k$ coincide
+# (drift linear in $k$) with slope 2 in $\tau$. Squares: a wider window, where the curves
+# fan out once the gradients shrink ($\beta < 1$) and the flow argument has $\alpha$ follow
+# $1 + \beta$. Each step still obeys (1.3); only the *summed* $q(g_j)$ stops growing
+# linearly.
 
 # %% [markdown]
 # ## 9. Limitations
@@ -523,8 +530,8 @@ if lm is not None and vit is not None:
 #   units or a rank-deficient head map add laws; the counter refuses such points.
 # * **Discrete time.** Laws are exact only for the flow. GD and SGD break them at second
 #   order, momentum with a larger constant, Adam at first order; weight decay drives them to 0.
-# * **Sigmoid routers.** Of five definitions, only the centred sigmoid has the softmax laws;
-#   the paper's own definition was not available.
+# * **Sigmoid routers.** By (4.1) only a shift-invariant gate has the softmax laws: of the
+#   five definitions, the centred sigmoid; the paper's own definition was not available.
 # * **Our protocol is not the paper's.** Model sizes, step sizes and data are stand-ins; no
 #   Penn Treebank or ImageNet stand-in beyond the text and digits above.
 
@@ -569,6 +576,13 @@ plotting.explore(figures.explore_counts, name="cl_explore", D_MODEL=(2, 8, 1, D_
 #
 # Every check above is an entry of the chapter's ledger; identities are shown but not counted
 # as evidence. The table is also collected on the {doc}`reproduction page <reproduction>`.
+
+# %%
+FINDINGS = ["CL.count.swiglu", "CL.count.mha_rope", "CL.count.moe_dense",
+            *(f"CL.sigmoid_gating.{g}" for g in checks.SIGMOIDS),
+            "CL.adam.tau_exponent", "CL.matched.gd_slope", "CL.lm.late_window"]
+ledger.glue("cl_findings", FINDINGS)
+ledger.findings(FINDINGS)
 
 # %%
 ledger.report()

@@ -98,3 +98,13 @@ def test_entry_is_caught(mid, runs, tmp_path):
     run = runs[SECTION[m.target]]
     assert mutations.flips(m, lambda: verdicts(run, tmp_path)) == {
         c: (claims.PASS, claims.FAIL) for c in m.catches}
+
+
+def test_every_claim_is_declared_with_its_kind(runs, tmp_path):
+    # recording a claim with a kind other than rules.KINDS raises; none may be undeclared
+    from dltheory.conservation import rules
+
+    led = claims.Ledger("declared", scale="smoke", results_dir=tmp_path, rules=rules)
+    for section in ("counts", "sigmoid", "matched", "discrete", "gradient", "walk"):
+        runs[section](led)
+    assert led.undeclared() == []

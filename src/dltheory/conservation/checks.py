@@ -1,5 +1,8 @@
 """The chapter's claims: one function per section, ``(ledger, cfg, results) -> None``.
 
+Every claim's kind is declared in ``rules.KINDS`` before the run; the ledger echoes each
+claim as it is recorded.
+
 Predictions come from ``laws.theory_count`` / ``laws.renorm_top1_count`` (through
 ``experiments.predicted_count``) and from ``theory``, called here rather than stored with the
 measurements, so that a planted error in the theory changes the verdict (see the mutation
@@ -8,40 +11,19 @@ tests). Checks that hold by construction are recorded as ``kind="identity"``.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pandas as pd
 
-from .. import claims
-from ..gradient_flow import verdict_line
 from . import experiments as ex
 from . import laws as L
 from . import rules, theory
 from .config import Config
 from .train import fit_tau_k
 
-IDENTITY = "identity" if "identity" in getattr(claims, "KINDS", ()) else "hard"
-
 
 def _identity(ledger, id, statement, measured, *, note="", **kw):
     """An identity (holds by construction: shown, never counted as evidence)."""
-    if IDENTITY != "identity":
-        note = "identity (holds by construction)" + (f"; {note}" if note else "")
-    return ledger.check(id, statement, measured, kind=IDENTITY, note=note, **kw)
-
-
-def _shows(fn):
-    """Print one verdict line for every claim the check function records."""
-    @functools.wraps(fn)
-    def wrapped(ledger, *args, **kwargs):
-        before = set(ledger.claims)
-        out = fn(ledger, *args, **kwargs)
-        for id_, claim in ledger.claims.items():
-            if id_ not in before:
-                print(verdict_line(claim))
-        return out
-    return wrapped
+    return ledger.check(id, statement, measured, kind="identity", note=note, **kw)
 
 
 COUNT_IDS = {  # block -> claim id suffix
@@ -62,7 +44,6 @@ NORMS = ("rmsnorm_swiglu", "layernorm_swiglu", "linear_rmsnorm_swiglu",
          "linear_layernorm_swiglu", "mha_qknorm")
 
 
-@_shows
 def orthogonality(ledger, cfg: Config, df: pd.DataFrame) -> None:
     laws = df[df.control == ""]
     for block, g in laws.groupby("block", sort=False):
@@ -74,6 +55,15 @@ def orthogonality(ledger, cfg: Config, df: pd.DataFrame) -> None:
                      measured=g.max_cos.max(), lo=cfg.neg_lo)
 
 
+def count_table(df: pd.DataFrame, names) -> pd.DataFrame:
+    """The counts of ``names`` as shown in the chapter: six narrow columns that fit the
+    book's text column (the spectra and the sampling details stay in ``df``)."""
+    t = df[df.model.isin(list(names))]
+    return pd.DataFrame({"block": t.model, "D": t.D, "rank W": t.rank_W,
+                         "rank W+[W,W]": t.rank_WB, "laws": t.laws,
+                         "derived": t.theory.map(lambda x: "—" if pd.isna(x) else int(x))})
+
+
 def _row(df, name):
     r = df[df.model == name]
     if r.empty:
@@ -81,7 +71,6 @@ def _row(df, name):
     return r.iloc[0]
 
 
-@_shows
 def counts(ledger, cfg: Config, df: pd.DataFrame) -> None:
     skipped = df.attrs.get("skipped", {})
     for name, suffix in COUNT_IDS.items():
@@ -121,7 +110,6 @@ GATE_WHAT = {"moe_dense": "softmax", "moe_topk": "softmax, top-$k$",
              **SIGMOIDS}
 
 
-@_shows
 def sigmoid_gating(ledger, cfg: Config, df: pd.DataFrame, shifts: pd.DataFrame) -> None:
     """Section 4.3. ``df``: the counts (``ex.counts``), ``shifts``: ``ex.gate_shifts``.
 
@@ -156,7 +144,6 @@ def sigmoid_gating(ledger, cfg: Config, df: pd.DataFrame, shifts: pd.DataFrame) 
                      note=f"derived for this gate: {n_derived}")
 
 
-@_shows
 def normalisation(ledger, cfg: Config, df: pd.DataFrame) -> None:
     for name in NORMS:
         r = _row(df, name)
@@ -196,7 +183,6 @@ def window_fits(df: pd.DataFrame, ks, by=("block", "opt", "seed")) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
-@_shows
 def gradient(ledger, cfg: Config, df: pd.DataFrame) -> None:
     """The training gradient against finite differences of the loss (``ex.gradient_checks``)."""
     worst = df.ratio.iloc[int(np.argmax(np.abs(df.ratio - 1)))]
@@ -207,7 +193,6 @@ def gradient(ledger, cfg: Config, df: pd.DataFrame) -> None:
                                                                       strict=True)))
 
 
-@_shows
 def discrete(ledger, cfg: Config, win: pd.DataFrame, ident: pd.DataFrame,
              adam_win: pd.DataFrame, walks: pd.DataFrame | None = None) -> pd.DataFrame:
     """Sections 5-6 on the early windows, Adam's shorter windows, the identity runs and
@@ -327,7 +312,6 @@ def matched_slopes(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-@_shows
 def matched(ledger, cfg: Config, df: pd.DataFrame) -> pd.DataFrame:
     """Matched progress; the tolerances assume all ``match_seeds`` seeds (budgeted runs with
     fewer rounds are INCONCLUSIVE). A GD (block, seed) whose flow path sharpens so much that
@@ -369,7 +353,6 @@ def matched(ledger, cfg: Config, df: pd.DataFrame) -> pd.DataFrame:
     return sl
 
 
-@_shows
 def real_data(ledger, cfg: Config, lm: pd.DataFrame | None, vit: pd.DataFrame | None,
               skipped: dict | None = None) -> dict:
     """Char-LM and ViT: early-window exponents (identities), router sum, late window. A

@@ -124,7 +124,7 @@ class Config(ChapterConfig):
     band_beta: tuple = (0.7, 1.2)   # early-window k exponent (identity band)
     band_alpha_real: tuple = (1.7, 2.3)   # char-LM / ViT (cross-entropy, 1-3 seeds)
     tol_exact_lm: float = 1e-10           # router sum of the 1-4 layer LM (larger sums)
-    tol_adam_alpha: float = 0.04  # Adam's tau exponent, median over the three blocks
+    tol_adam_alpha: float = 0.0085  # Adam's tau exponent, median of per-law fits
     rtol_wd: float = 0.01         # weight-decay factor against (1 - tau lam)^(2k) (derivation)
     tol_grad_fd: float = 1e-6     # gradient / central differences (identity)
     adam_router_lo: float = 1e-3  # Adam moves the router sum: far above rounding

@@ -196,7 +196,8 @@ def explore_counts(D_MODEL=4, HIDDEN=3, HEADS=2, HEAD_DIM=2, VALUE_DIM=2, EXPERT
 HEADLINE = {"gelu": "GELU FFN", "silu": "SiLU FFN", "relu": "ReLU FFN", "linear": "linear",
             "swiglu": "SwiGLU", "mha": "MHA", "mha_sin": "MHA + sin. PE",
             "mha_rope": "MHA + RoPE", "moe_dense": "MoE softmax", "moe_topk": "MoE top-k",
-            "moe_switch": "MoE Switch top-1", "moe_top1_renorm": "MoE top-1 renorm."}
+            "moe_switch": "MoE Switch top-1", "moe_top1_renorm": "MoE top-1 renorm.",
+            "sigmoid_norm": r"MoE $\sigma(z)/\sum\sigma$", "sigmoid_centred": r"MoE $\sigma(z - \bar z)$"}
 
 
 def headline(counts: pd.DataFrame, cfg: Config):
@@ -205,7 +206,7 @@ def headline(counts: pd.DataFrame, cfg: Config):
     rows = [(label, counts[counts.model == n].iloc[0]) for n, label in HEADLINE.items()
             if (counts.model == n).any()]
     y = np.arange(len(rows))[::-1]
-    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    fig, ax = plt.subplots(figsize=(7.0, 4.6))
     ax.barh(y, [int(r.laws) for _, r in rows], height=0.6, color=plotting.color(0),
             label=r"counted: $D - \mathrm{rank}(W + [W,W])$")
     ax.plot([r.theory for _, r in rows], y, "|", ms=18, mew=2.2, color="0.15",

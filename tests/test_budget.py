@@ -123,6 +123,9 @@ def test_no_time_left_runs_no_task_and_cached_tasks_still_load():
     assert CALLS == [] and df.attrs["tasks"] == (2, 6) and df.attrs["rounds"] == (0, 2)
     assert df["width"].tolist() == [4, 2]        # the cached prefix of round 0, not (8, 1)
     assert budget.record()["overrun"] == 4.0 and budget.record()["held"] is False
+    fresh = experiments.sweep(nap, tasks, config=Cfg(nap=0.5), name="b_none", rounds="seed")
+    assert CALLS == [(4, 0)] and fresh.attrs["tasks"] == (1, 6)   # never an empty table
+    assert budget.record()["overrun"] == 4.5
 
 
 def test_the_cost_of_a_task_is_its_place_in_an_earlier_round():

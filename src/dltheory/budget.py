@@ -33,8 +33,10 @@ the engine times every task it computes on the machine that runs it and starts a
 when its estimated cost fits in what is left of the sweep's allotment and of the chapter's
 budget. The estimate of a task is the measured time of the task at the same place in an
 earlier round (rounds usually repeat one grid over seeds), else the longest task measured
-so far in this sweep; nothing is assumed: the first task of a sweep is timed, and it starts
-only when the time left is positive. A round may therefore end part-way. The table holds
+so far in this sweep; nothing is assumed: the first task of a sweep is timed. A sweep with
+no result at all runs its first task even when no time is left (an empty table would stop
+the chapter's code before it writes its ledger): the overrun of a spent budget is at most
+one task per later sweep, and ``record()`` shows it. A round may therefore end part-way. The table holds
 the completed rounds (or, when none completed, the tasks of the first round that ran), so
 it is deterministic given what ran: ``df.attrs["rounds"] = (complete, planned)`` and
 ``df.attrs["tasks"] = (in the table, planned)``; ``coverage(df)`` words it ("had 12 of 64

@@ -86,7 +86,8 @@ Without a chapter budget every round runs. With one (``budget.start(cfg.budget, 
 time is the task: the engine times every task it computes and starts the next uncached task
 only when its estimated cost (the measured time of the task at the same place in an earlier
 round, else the longest task so far) fits in what is left of the allotment and of the
-chapter's budget; the first task of a sweep starts only when time is left. A round may
+chapter's budget; a sweep with no result yet runs one task even with no time left (never an
+empty table). A round may
 therefore end part-way. Cached tasks cost nothing and are loaded as long as they extend the
 run without a gap. The table holds the completed rounds, in the given task order (the
 unbudgeted table restricted to the first ``done`` rounds), or, when no round completed, the
@@ -857,12 +858,14 @@ class _Run:
         estimated cost: the measured time of the task at the same place in an earlier
         round, else the longest task measured so far in this sweep. Before any task of this
         sweep was timed, one task (a worker's worth on a parallel backend) starts when the
-        time left is positive. Sequential sweeps are asked again before every task."""
+        time left is positive; with no time left one task still starts if the sweep has no
+        result at all (an empty table would stop the chapter before its ledger). Sequential
+        sweeps are asked again before every task."""
         if not todo or allotted is None:
             return len(todo)
         left = min(allotted - elapsed, budget.remaining() or 0.0)
-        if left <= 0:
-            return 0
+        if left <= 0:           # a sweep never ends empty: chapter code needs one row
+            return 1 if not self.results else 0
         if not self.cost:
             return min(len(todo), 1 if self.backend == "sequential" else _workers(self.n_jobs))
         worst, n, total = max(self.cost.values()), 0, 0.0

@@ -65,14 +65,11 @@ DEPTH = 4                 # 2-12 blocks
 L_STAR = 2                # insertion point: before block L_STAR, from 1 to DEPTH - 1
 
 # %% tags=["hide-input"]
-from dltheory import claims, plotting
+from dltheory import chapter, plotting
 from dltheory import depth_expansion as de
 
-cfg = de.Config.for_scale(SCALE, seed=SEED, width=WIDTH, depth=DEPTH, l_star=L_STAR)
-rt = runtime.setup(SCALE, config=cfg)
-plotting.use_style()
-ledger = claims.Ledger("depth_expansion", scale=SCALE, device=rt.device, rules=de.rules,
-                       echo=True)
+cfg, ledger = chapter.start("depth_expansion", SCALE, SEED=SEED, WIDTH=WIDTH, DEPTH=DEPTH,
+                            L_STAR=L_STAR)
 
 # %% tags=["remove-input"]
 ex = de.experiments.expansions(cfg)   # every expansion of the chapter, reused below
@@ -373,7 +370,7 @@ runtime.display(de.experiments.view(sims["routes"], [
     "A_worst_tightness", "A_worst_predicted", "B_worst_tightness", "B_worst_predicted",
     "A_tightness", "B_tightness", "B_worst_coverage_fail", "event_fail", "event_bound"]))
 runtime.display(sims["hoeffding"])
-de.checks.theorems(ledger, cfg, ex, sims)
+de.checks.theorems(ledger, cfg, sims)
 
 # %% [markdown]
 # On the worst-case pair the measured ratios sit on their predictions; on the chapter's own
@@ -593,7 +590,8 @@ runtime.show(de.figures.observability(odf, cfg), "de_width_observability")
 runtime.show(de.figures.covariance(gdf, cfg), "de_grad_cov")
 
 # %%
-de.checks.covariance(ledger, cfg, odf, gdf)
+de.checks.covariance_mlp(ledger, cfg, odf)
+de.checks.covariance_conv(ledger, cfg, gdf)
 
 # %% [markdown]
 # **A model whose gradient covariance has room for structure.** Both tests above are limited
@@ -743,4 +741,4 @@ ledger.findings(FINDINGS)
 
 # %%
 print(de.checks.calibration_summary())
-ledger.report()
+chapter.finish(ledger)

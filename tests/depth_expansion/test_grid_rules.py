@@ -29,7 +29,8 @@ def _verdicts(cfg, gdf, odf=None):
     led = claims.Ledger("depth_expansion", scale=cfg.scale, rules=de.rules)
     de.checks.grid(led, cfg, gdf)
     if odf is not None:
-        de.checks.covariance(led, cfg, odf, gdf)
+        de.checks.covariance_mlp(led, cfg, odf)
+        de.checks.covariance_conv(led, cfg, gdf)
     return {c.id: c.verdict for c in led.claims.values()}
 
 

@@ -39,7 +39,7 @@ def verdicts(small):
     for fn in (de.checks.signal, de.checks.jumpboards, de.checks.regularity, de.checks.routes,
                de.checks.lipschitz):
         fn(led, cfg, ex)
-    de.checks.theorems(led, cfg, ex, dx.theorem_sims(cfg, ex))
+    de.checks.theorems(led, cfg, dx.theorem_sims(cfg, ex))
     return {c.id: c.verdict for c in led.claims.values()}
 
 

@@ -439,11 +439,15 @@ def observability(ledger, cfg, odf: pd.DataFrame) -> None:
                  f"{means.to_dict('index')}; train CE matched at {cfg.obs_target_ce}")
 
 
-def covariance(ledger, cfg, odf: pd.DataFrame, gdf: pd.DataFrame) -> None:
-    """Near-diagonal activation-gradient covariance: MLP (the observability models) against
-    the low-rank null, and the conv grid's channel covariance across widths."""
+def covariance_mlp(ledger, cfg, odf: pd.DataFrame) -> None:
+    """Near-diagonal activation-gradient covariance of the observability MLPs, against the
+    low-rank null."""
     if not _skip(ledger, "covariance", odf, ids=["DE.gradient_covariance"]):
         _covariance_mlp(ledger, cfg, odf)
+
+
+def covariance_conv(ledger, cfg, gdf: pd.DataFrame) -> None:
+    """The conv grid's channel covariance across widths, against the rank-9 null."""
     if not _skip(ledger, "covariance", gdf, ids=["DE.gradient_covariance.conv"]):
         _covariance_conv(ledger, cfg, gdf)
 
@@ -557,7 +561,7 @@ def hoeffding_table(ex: pd.DataFrame, B: float) -> pd.DataFrame:
                         index=old.index)
 
 
-def theorems(ledger, cfg, ex: pd.DataFrame, sims: dict) -> None:
+def theorems(ledger, cfg, sims: dict) -> None:
     """Route A, Route B and the Hoeffding transfer as predictions that can fail (coverage
     and tightness from ``experiments.theorem_sims``), and the low-rank null's closed form."""
 

@@ -72,7 +72,6 @@ def bounds_vs_realised(ex: pd.DataFrame, sims: dict, cfg):
     ax.set_title(f"Inserting a block: bounds vs the realised change ({_tag(cfg)}, "
                  f"$\\delta = {cfg.route_delta:g}$)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
     return fig
 
 

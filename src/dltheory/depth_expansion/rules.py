@@ -127,7 +127,8 @@ def _paper_only() -> dict[str, str]:
                         f"{POWER:.0%} power at {TREND_K:g} s.e.) only effects above "
                         f"{detectable(se, n0, STANDARD_SEEDS[cid]):.3f}; an effect of "
                         f"{eff:g} needs {need} seeds, beyond the standard preset's CPU "
-                        f"budget: decided at the paper preset")
+                        f"budget: left to the paper preset (one GPU), whose note states the "
+                        f"effect its own seeds detect")
     out["DE.power_law"] = (
         "declared paper-only before the run: one progressive run per scale, and below paper "
         "each round retrains the whole network, whose activation gradients grow as it fits "

@@ -398,10 +398,12 @@ runtime.show(figures.gd_collapse(win, fits, cfg), "cl_gd_collapse")
 # * **Adam**: the update $m/(\sqrt v + \epsilon)$ is not in $W_\theta$, so
 #   $h(\theta - \tau u) - h(\theta) = -2\tau\theta^\top S u + O(\tau^2)$: first order,
 #   $\alpha = 1$ (`CL.adam.tau_exponent`, evidence, fitted on a window sixteen times shorter,
-#   $\tau k\lambda_{\max} \le 0.02$, where the $O(\tau)$ corrections stay below 1%; the
-#   median over the three blocks, since Adam's sign-like direction $m/\sqrt v$ flips on
-#   coordinates whose gradient is small, which at some seeds bends one block's exponent
-#   away from 1), and even
+#   $\tau k\lambda_{\max} \le 0.02$, where the $O(\tau)$ corrections stay below 1%). The
+#   exponent is fitted to each law's own drift and the median taken over the laws of each
+#   block, then over the blocks: the law that drifts most can be one whose first-order
+#   coefficient $\theta^\top S u$ changes along the window (Adam's sign-like direction
+#   $m/\sqrt v$ flips on coordinates whose gradient is small), and that one law would bend
+#   the exponent of the largest drift. Even
 #   the linear router sum moves,
 #   except with two experts: the two router rows then have opposite gradients, Adam's
 #   element-wise updates are opposite too, and the sum is kept exactly (an identity).

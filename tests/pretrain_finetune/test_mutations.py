@@ -43,8 +43,43 @@ def _sim_claims(tmp_path):
     return {cid: c.verdict for cid, c in led.claims.items()}
 
 
+def _gd_claims(tmp_path):
+    led = _ledger(tmp_path)
+    checks.gd(led, CFG_GD, experiments.gd_vs_exact(CFG_GD, cache=False))
+    return {cid: c.verdict for cid, c in led.claims.items()}
+
+
+def _vision_claims(tmp_path):
+    led = _ledger(tmp_path)
+    checks.vision(led, CFG_VIS, experiments.vision(CFG_VIS, cache=False))
+    return {cid: c.verdict for cid, c in led.claims.items()}
+
+
+def _judge_claims(tmp_path):
+    """PF.best_lambda.sim_agrees on a table whose replica ordering is the simulated one
+    (regime II best by 0.1-0.3, seed noise 0.05)."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(1)
+    sim = pd.DataFrame([{"task": t, "regime": r, "alpha": 0.2, "seed": s, "replica": e,
+                         "sim": e + 0.05 * rng.standard_normal()}
+                        for t in ("full overlap", "subset", "new features")
+                        for r, e in (("I", 0.9), ("II", 0.6), ("IV", 0.7)) for s in range(8)])
+    cfg = Config.for_scale("smoke")
+    curves = pd.DataFrame([{"curve": "lambda", "task": t, "lam": lam, "replica": 1.0 - 0.1 * lam}
+                           for t in ("full overlap", "subset", "new features") for lam in cfg.lams])
+    led = _ledger(tmp_path)
+    checks.best_lambda(led, cfg, curves, sim)
+    return {cid: c.verdict for cid, c in led.claims.items()}
+
+
+CFG_GD = Config.for_scale("smoke", d_gd=60)
+CFG_VIS = Config.for_scale("smoke", vision_pt_steps=5, vision_seeds=2, vision_n=(10,))
 SIM = {"PF.replica.vs_sim_ratio"}   # claims of the simulation instance
 REGIMES = {"PF.regimes.corners", "PF.tradeoff"}   # of the closed form; the rest: small
+RUNNERS = {"PF.gd.stable_step": _gd_claims, "PF.split.disjoint": _vision_claims,
+           "PF.best_lambda.sim_agrees": _judge_claims}
 
 
 def test_every_entry_has_claims_here():
@@ -55,8 +90,8 @@ def test_every_entry_has_claims_here():
 @pytest.mark.parametrize("mid", list(ENTRIES))
 def test_entry_is_caught(mid, tmp_path):
     m = ENTRIES[mid]
-    run = (_sim_claims if set(m.catches) <= SIM else _regime_claims if set(m.catches) <= REGIMES
-           else _small_claims)
+    run = (RUNNERS[m.catches[0]] if m.catches[0] in RUNNERS else _sim_claims if set(m.catches) <= SIM
+           else _regime_claims if set(m.catches) <= REGIMES else _small_claims)
     assert mutations.flips(m, lambda: run(tmp_path)) == {
         c: (claims.PASS, claims.FAIL) for c in m.catches}
 

@@ -183,8 +183,14 @@ def gd(ledger, cfg, gd: pd.DataFrame):
                  f"final losses <= {gd.loss.max():.1e}; step x sharpness {gd.tau0.mul(gd.sharpness).max():.2f}")
     rel = ((gd.gd_flow - gd.exact).abs() / (gd.exact + cfg.gd_atol)).max()
     raw = ((gd.gd - gd.exact).abs() / (gd.exact + cfg.gd_atol)).max()
-    ledger.check("PF.replica.vs_gd", st, float(rel), hi=cfg.gd_rtol,
+    ledger.check("PF.replica.vs_gd", st, float(rel), hi=cfg.gd_rtol, allow_nonfinite=True,
                  note=f"full overlap, D={cfg.d_gd}, alpha_FT={cfg.alpha_gd}; at the larger step alone: {raw:.3f}")
+
+
+def replica_best(rep: pd.Series):
+    """The setting (index) with the smallest replica error: the one the simulation must not
+    beat (``PF.best_lambda.sim_agrees``)."""
+    return rep.idxmin()
 
 
 def sum_resolved(zs, k: float) -> int:
@@ -232,7 +238,7 @@ def best_lambda(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.Data
     zs, notes = [], [cfg.unreachable_note()] if cfg.unreachable_note() else []
     for task, g in s.groupby("task", sort=False):
         rep = g.groupby("regime").replica.first()
-        r_best = rep.idxmin()
+        r_best = replica_best(rep)
         for r in rep.index.drop(r_best):
             m, se = _paired(g, "regime", r_best, r)
             zs.append(m / se)
@@ -366,6 +372,11 @@ def _sign_claim(ledger, id_, statement, diffs, note=""):
     return ledger.inconclusive(id_, statement, m, note=note)
 
 
+#: Why a verdict of the digits stand-in does not bear on the paper's ResNet claims (section 9).
+VISION_CAVEAT = ("stand-in: kappa lowers c_d as well as lambda, and FT is a fixed cross-entropy "
+                 "budget, not a converged interpolant (section 9)")
+
+
 def vision(ledger, cfg, vis: pd.DataFrame) -> pd.DataFrame:
     if _skipped(ledger, vis, [(f"PF.vision.{k}", "digits stand-in (not run)", "soft") for k in (
             "early_scale", "readout_gamma", "pt_init_scale.new_classes", "pt_init_scale.shift",
@@ -380,9 +391,9 @@ def vision(ledger, cfg, vis: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for id_, st, a, b, note in (
             ("PF.vision.early_scale", r"smaller first-layer scale ($\kappa = 0.25$) helps FT accuracy",
-             "small first layer (kappa=0.25)", "default", ""),
+             "small first layer (kappa=0.25)", "default", VISION_CAVEAT),
             ("PF.vision.readout_gamma", r"smaller readout re-initialisation ($\gamma = 0.1$) helps FT accuracy",
-             "small readout (gamma=0.1)", "default", ""),
+             "small readout (gamma=0.1)", "default", VISION_CAVEAT),
     ):
         c = _sign_claim(ledger, id_, f"digits stand-in, all FT tasks: {st}", d(a, b), note)
         rows.append({"claim": id_, "verdict": c.verdict, **{t: float((piv.loc[t][a] - piv.loc[t][b]).mean())
@@ -395,7 +406,8 @@ def vision(ledger, cfg, vis: pd.DataFrame) -> pd.DataFrame:
         c = _sign_claim(ledger, f"PF.vision.pt_init_scale.{key}", f"digits stand-in, {t}: decreasing the PT "
                         "initialisation scale degrades FT (accuracy at ×2 minus at ×0.5 > 0)",
                         (piv.loc[t][a] - piv.loc[t][b]).to_numpy(),
-                        note="the paper's direction for c_PT; the diagonal theory's depends on the task")
+                        note="the paper's direction for c_PT; the diagonal theory's depends on the task; "
+                             + VISION_CAVEAT)
         verdicts[t] = float((piv.loc[t][a] - piv.loc[t][b]).mean())
     rows.append({"claim": "PF.vision.pt_init_scale.*", "verdict": "per task", **verdicts})
     k = vis[vis.intervention == "small first layer (kappa=0.25)"]

@@ -178,8 +178,8 @@ def train_gd(X, y, W: DiagWeights, tau, *, max_steps: int = 100_000,
             beta = wp * vp - wm * vm
             r = torch.bmm(X, beta.unsqueeze(-1)).squeeze(-1) - y
             loss = 0.5 * (r**2).mean(-1)
-            if bool((loss <= tol).all()):
-                break
+            if bool((loss <= tol).all()) or not bool(torch.isfinite(loss).all()):
+                break  # converged, or diverged (a step past 2 / sharpness): stop either way
     beta = wp * vp - wm * vm
     r = torch.bmm(X, beta.unsqueeze(-1)).squeeze(-1) - y
     loss = 0.5 * (r**2).mean(-1)

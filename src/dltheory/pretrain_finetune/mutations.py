@@ -69,6 +69,17 @@ def _swap_layers(init_scales):
     return wrong
 
 
+def _fixed_step(gd_step):
+    return lambda run, eta: 0.04  # the former fixed GD step, whatever the sharpness
+
+
+def _test_is_training(binary_task):
+    def wrong(split, classes=(8, 9)):  # the "held-out" set is the FT pool itself
+        X_pool, y_pool, _, _ = binary_task(split, classes)
+        return X_pool, y_pool, X_pool, y_pool
+    return wrong
+
+
 ENTRIES = [
     Mutation("pretrain_finetune:closed_form_exponent", f"{P}.model:flow_weights_from_beta",
              "closed-form flow weights with s = 0.55 asinh(beta/c) instead of 0.5 asinh(beta/c)",
@@ -102,4 +113,14 @@ ENTRIES = [
     Mutation("pretrain_finetune:replica_error_high_20pct", f"{P}.replica:ScalarChannel.solve",
              "every replica error prediction 20% high", "+20%", "rescaling",
              _solve_error(lambda r: 1.2 * r.error), ("PF.replica.vs_sim_ratio",)),
+    # experiment side and judging code (issue #29)
+    Mutation("pretrain_finetune:gd_fixed_step", f"{P}.experiments:gd_step",
+             "GD step fixed at 0.04 instead of following the loss's sharpness", "step x 13 past 2/S (regime III)",
+             "constant", _fixed_step, ("PF.gd.stable_step",)),
+    Mutation("pretrain_finetune:test_is_training", f"{P}.vision:binary_task",
+             "digits stand-in: the test set of the binary FT tasks is the FT pool itself",
+             "held-out = training", "dropped term", _test_is_training, ("PF.split.disjoint",)),
+    Mutation("pretrain_finetune:judge_worst_as_best", f"{P}.checks:replica_best",
+             "PF.best_lambda.sim_agrees compares against the replica's worst setting, not its best",
+             "argmax for argmin", "sign", lambda f: (lambda rep: rep.idxmax()), ("PF.best_lambda.sim_agrees",)),
 ]

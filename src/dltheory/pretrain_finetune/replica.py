@@ -263,18 +263,18 @@ def ft_atoms(task: Task, c_pt: float, lam_pt: float, gamma: float, *, alpha_pt: 
 
 def pt_stage_rule(n_nodes: int) -> tuple[int, float, float]:
     """Quadrature ``(m, ratio, h)`` over the PT noise Z' of the two-stage calculation:
-    ``m = max(4, n_nodes // 2 + 1)`` Gauss-Legendre nodes per panel, panels graded by
+    ``m = max(3, n_nodes // 2)`` Gauss-Legendre nodes per panel, panels graded by
     ``ratio = √2`` towards the PT prox's bend at ``u' = 0`` and unit panels of width 1.5.
 
-    Why: the FT scales ``c_d = c_d(β̂_PT(Z'))`` inherit the bend of the PT prox on the scale
-    θ_PT + c_PT, which the FT stage's own rule resolves by √2 grading. The former rule
-    (``max(3, n_nodes // 2)`` nodes, ratio 2) left a relative error of 1e-4 in the FT error
-    where ``c_d`` follows ``|β̂_PT|`` closely (λ_PT = +1 after a failed dense PT:
-    ρ_PT = 0.5, α_PT = 0.2, c_PT = γ = 1e-4, α_FT = 0.35: 1.2e-4 against a 0.5-wide,
-    8-node reference; 7.5e-5 at the chapter's defaults with λ_PT = 0). This rule is within
-    1e-7 of that reference at both, for about twice the atoms."""
+    Why √2: the FT scales ``c_d = c_d(β̂_PT(Z'))`` inherit the bend of the PT prox on the
+    scale θ_PT + c_PT, which the FT stage's own rule resolves by √2 grading. The former
+    grading by 2 left a relative error of about 1e-4 in the FT error where ``c_d`` follows
+    ``|β̂_PT|`` closely (λ_PT = +1 after a failed dense PT: ρ_PT = 0.5, α_PT = 0.2,
+    c_PT = γ = 1e-4, α_FT = 0.35: 1.2e-4 against a fine reference, 1.3e-4 against its own
+    8-node value; 7.5e-5 at the chapter's defaults with λ_PT = 0); √2 brings both to about
+    2.5e-6 for 1.6 times the atoms (4 nodes per panel would give 1e-7 for 2.1 times)."""
     V.integer("n_nodes", n_nodes, 2, 64)
-    return max(4, n_nodes // 2 + 1), float(np.sqrt(2.0)), 1.5
+    return max(3, n_nodes // 2), float(np.sqrt(2.0)), 1.5
 
 
 def _check_knobs(*, c_pt=None, lam_pt=None, gamma=None):

@@ -58,41 +58,16 @@ TAU_K = 5e-3              # drift vs k at this step size, in [1e-4, 1e-2]
 # (the fit windows follow both knobs into tau k <= 0.1, where the rates hold)
 
 # %% tags=["hide-input"]
-import matplotlib.pyplot as plt
 import numpy as np
 
-from dltheory import claims, fitting, plotting
+from dltheory import chapter, plotting
 from dltheory import gradient_flow as gf
 
-cfg = gf.Config.for_scale(SCALE, seed=SEED, k_fixed=K_FIXED, tau_k=TAU_K)
-rt = runtime.setup(SCALE, config=cfg)
-plotting.use_style()
-ledger = claims.Ledger("gradient_flow", scale=SCALE, device=rt.device)
+cfg, ledger = chapter.start("gradient_flow", SCALE, SEED=SEED, K_FIXED=K_FIXED, TAU_K=TAU_K)
 
 # %% tags=["remove-input"]
 drift = gf.drift_sweep(cfg)    # one row per (start, sweep, tau, k); reused in section 2.3
-by_tau = drift[drift.sweep == "tau"].pivot(index="start", columns="tau", values="drift")
-by_k = drift[drift.sweep == "k"].pivot(index="start", columns="k", values="drift")
-taus, ks, q0 = by_tau.columns.to_numpy(), by_k.columns.to_numpy(), drift.q0.mean()
-fit_tau = fitting.bootstrap_slope(taus, by_tau.to_numpy(), n_boot=cfg.n_boot, seed=cfg.seed)
-fit_k = fitting.bootstrap_slope(ks, by_k.to_numpy(), window=(1, cfg.k_early),
-                                n_boot=cfg.n_boot, seed=cfg.seed)
-fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.4))
-ax = axes[0]
-plotting.sim(ax, taus, by_tau.mean(axis=0), yerr=by_tau.std(axis=0), label=f"GD, k={cfg.k_fixed}")
-plotting.theory(ax, taus, taus**2 * cfg.k_fixed * q0, label=r"$\tau^2 k\,\|q(g_0)\|$")
-plotting.loglog(ax, xlabel=r"step size $\tau$", ylabel=r"drift $\|h_k-h_0\|$",
-                title=f"drift at fixed k ({plotting.scale_tag(SCALE, 'Gaussian data')})")
-ax.legend()
-ax = axes[1]
-plotting.sim(ax, ks, by_k.mean(axis=0), label=rf"GD, $\tau={cfg.tau_k}$", ms=2, marker=".")
-k_lin = ks[: 10 * cfg.k_early]
-plotting.theory(ax, k_lin, cfg.tau_k**2 * k_lin * q0, label=r"$\tau^2 k\,\|q(g_0)\|$ (slope 1)")
-ax.axvspan(1, cfg.k_early, color="0.9", zorder=0, label="fit window")
-plotting.loglog(ax, xlabel="steps $k$", ylabel=r"drift $\|h_k-h_0\|$",
-                title="drift vs steps: linear, then saturating")
-ax.legend(loc="lower right")
-runtime.show(fig, "prologue_drift")
+runtime.show(gf.figures.drift(drift, cfg), "prologue_drift")
 
 # %% [markdown]
 # *The headline result.* On the diagonal linear network of §2, gradient descent breaks the
@@ -130,36 +105,7 @@ runtime.show(fig, "prologue_drift")
 # The figure follows the flow and GD with a large step from the same unbalanced start.
 
 # %% tags=["hide-input"]
-scalar = gf.scalar_problem(x=1.0, y=1.0)
-u0s, v0s = np.array([2.0]), np.array([0.1])
-t_grid = np.linspace(0.0, 6.0, 400)
-U_flow, V_flow = gf.flow(scalar, u0s, v0s, t_grid)
-runs = {tau: gf.gd(scalar, u0s, v0s, tau=tau, steps=int(6.0 / tau)) for tau in (0.1, 0.4)}
-
-fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.5))
-ax = axes[0]
-h0 = gf.balance(u0s, v0s)[0]
-uu = np.linspace(np.sqrt(h0), 2.4, 300)
-ax.plot(uu, np.sqrt(uu**2 - h0), color="0.75", lw=3, label=r"$u^2-v^2=h_0$")
-uu = np.linspace(1.5, 2.4, 300)
-ax.plot(uu, 1 / uu, color="0.85", lw=1, ls="-", label=r"minima $uv=1$")
-plotting.theory(ax, U_flow[:, 0], V_flow[:, 0], label="gradient flow")
-for i, (tau, tr) in enumerate(runs.items()):
-    plotting.sim(ax, tr.U[:12, 0], tr.V[:12, 0], color=plotting.color(i + 1),
-                 label=rf"GD, $\tau={tau}$ (first 12 steps)", ms=4, ls="-", lw=0.6)
-ax.set(xlim=(1.5, 2.3), ylim=(0, 0.85), xlabel="$u$", ylabel="$v$",
-       title=r"$f(x)=uvx$, $(x,y)=(1,1)$: flow vs GD")
-ax.legend(loc="lower left")
-ax = axes[1]
-for i, (tau, tr) in enumerate(runs.items()):
-    k = np.arange(tr.h.shape[0])
-    plotting.sim(ax, tau * k, tr.h[:, 0], color=plotting.color(i + 1), ms=3,
-                 label=rf"GD, $\tau={tau}$")
-ax.axhline(h0, **plotting.THEORY, label="flow: $h(t)=h_0$")
-ax.set(xlabel=r"time $t=\tau k$", ylabel=r"$h = u^2 - v^2$",
-       title=r"the law $h$ along the runs")
-ax.legend()
-runtime.show(fig, "prologue_scalar_paths")
+runtime.show(gf.figures.scalar_paths(), "prologue_scalar_paths")
 
 # %% [markdown]
 # Left: the flow (dashed) slides along the hyperbola through its start until it meets the
@@ -189,16 +135,9 @@ runtime.show(fig, "prologue_scalar_paths")
 # GD run; their ratio must be 1 up to finite-difference error (about $10^{-11}$ here).
 
 # %%
-problem, beta_star = cfg.problem()
-u0, v0 = cfg.start(cfg.seed + 1)
-tr = gf.gd(problem, u0, v0, tau=cfg.tau_id, steps=cfg.steps_id)
-at = np.linspace(0, cfg.steps_id, cfg.fd_points).astype(int)
-ratio = gf.loss_gradient_ratio(problem, tr.U[at], tr.V[at], n_dirs=cfg.fd_dirs,
-                               eps=cfg.fd_eps, seed=cfg.seed)
-print(gf.verdict_line(ledger.check(
-    "GF.grad_vs_loss", "the gradient GD uses is the derivative of the loss (directional "
-    "central differences)", measured=ratio, predicted=1.0, tol=cfg.tol_grad_fd,
-    note=f"{cfg.fd_dirs} directions at k = {at.tolist()}; $\\varepsilon = {cfg.fd_eps:g}$")))
+run = gf.identity_run(cfg)    # one GD run and the gradient against finite differences
+tr = run["trajectory"]
+gf.checks.grad_vs_loss(ledger, cfg, run)
 
 # %% [markdown]
 # ### 2.2 The one-step identity is exact
@@ -213,9 +152,7 @@ print(gf.verdict_line(ledger.check(
 print(f"loss {tr.loss[0]:.3f} -> {tr.loss[-1]:.2e} after {cfg.steps_id} steps (tau={cfg.tau_id})")
 print(f"max_k |(h_k - h_0) - tau^2 sum q(g_j)| = {tr.identity_error:.2e}")
 print(f"for scale: max |h_k - h_0| = {np.abs(tr.h - tr.h[0]).max():.2e}")
-print(gf.verdict_line(ledger.check(
-    "GF.identity", "$h_k - h_0 = \\tau^2 \\sum_{j<k} q(g_j)$ exactly for GD (eq. P.1)",
-    measured=tr.identity_error, hi=cfg.tol_identity, kind="identity")))
+gf.checks.identity(ledger, cfg, run)
 
 # %% [markdown]
 # ### 2.3 The drift is second order in $\tau$ and first order in $k$
@@ -230,7 +167,7 @@ print(gf.verdict_line(ledger.check(
 # there is one), and each block is cached, so an interrupted run resumes where it stopped.
 #
 # ````{dropdown} How it is computed: GD with the exact drift accumulator
-# ```{literalinclude} ../src/dltheory/gradient_flow.py
+# ```{literalinclude} ../src/dltheory/gradient_flow/model.py
 # :pyobject: gd
 # ```
 # ````
@@ -242,21 +179,13 @@ print(gf.verdict_line(ledger.check(
 # each within $0.1$ of its exponent: the correction's size at $\tau k \le 0.1$.
 
 # %%
+fit_tau, fit_k = gf.checks.drift_fits(drift, cfg)
 print(f"tau exponent at k={cfg.k_fixed}: {fit_tau.slope:.3f}  (95% CI {fit_tau.lo:.3f}..{fit_tau.hi:.3f})")
 print(f"k exponent, k <= {cfg.k_early}, tau={cfg.tau_k}: {fit_k.slope:.3f}  "
       f"(95% CI {fit_k.lo:.3f}..{fit_k.hi:.3f})")
 
 # %%
-starts = drift.start.nunique()
-print(gf.verdict_line(ledger.check(
-    "GF.tau_exponent", "the drift at fixed $k$ scales as $\\tau^2$ (follows from P.1 while "
-    "$\\tau k \\le 0.1$)", measured=fit_tau.slope, predicted=2.0, tol=cfg.tol_tau_exponent,
-    kind="identity", note=f"95% CI [{fit_tau.lo:.3f}, {fit_tau.hi:.3f}], {starts} starts")))
-print(gf.verdict_line(ledger.check(
-    "GF.k_exponent", "the drift at fixed $\\tau$ grows linearly in $k$, early window (follows "
-    "from P.1 while $\\tau k \\le 0.1$)", measured=fit_k.slope, predicted=1.0,
-    tol=cfg.tol_k_exponent, kind="identity",
-    note=f"window $k \\le {cfg.k_early}$; 95% CI [{fit_k.lo:.3f}, {fit_k.hi:.3f}]")))
+gf.checks.drift(ledger, cfg, drift)
 
 # %% [markdown]
 # The figure at the top of the page shows this sweep. Left: markers are the measured drift
@@ -276,27 +205,12 @@ print(gf.verdict_line(ledger.check(
 
 # %%
 flow_err = gf.flow_error_sweep(cfg)    # one row per tau
-taus_flow, err = flow_err.tau.to_numpy(), flow_err.error.to_numpy()
-fit_order = fitting.loglog_fit(taus_flow, err)
-print(f"GD -> flow error at t={cfg.t_fixed}: order {fit_order.slope:.3f}")
 
 # %% tags=["hide-input"]
-fig, ax = plt.subplots()
-plotting.sim(ax, taus_flow, err, label=rf"$\|\theta_{{k}}^{{GD}} - \theta(t)\|$, $t={cfg.t_fixed}$")
-plotting.slope_line(ax, 1.0, x=taus_flow, anchor=(taus_flow[-1], err[-1]), offset=0.6,
-                    label=r"slope 1 ($\tau$)")
-plotting.loglog(ax, xlabel=r"step size $\tau$", ylabel="distance to the flow",
-                title=f"GD vs gradient flow at fixed time ({plotting.scale_tag(SCALE)})")
-ax.set_xticks(taus_flow, labels=[f"{t:g}" for t in taus_flow], minor=False)
-ax.xaxis.set_minor_formatter(plt.NullFormatter())
-ax.legend()
-runtime.show(fig, "prologue_gd_to_flow")
+runtime.show(gf.figures.gd_to_flow(flow_err, cfg), "prologue_gd_to_flow")
 
 # %%
-print(gf.verdict_line(ledger.check(
-    "GF.gd_to_flow_order", "GD is $O(\\tau)$ away from the flow at fixed $t = \\tau k$",
-    measured=fit_order.slope, predicted=1.0, tol=cfg.tol_flow_order, allow_nonfinite=True,
-    note=f"$t = {cfg.t_fixed}$; flow from scipy DOP853 (rtol 1e-12)")))
+gf.checks.flow_order(ledger, cfg, flow_err)
 
 # %% [markdown]
 # The error halves with the step size: slope 1, as for any first-order scheme. Two orders
@@ -360,4 +274,4 @@ plotting.explore(gf.scalar_explorer, name="prologue_explore",
 # domain, and which planted errors it catches, is measured on the calibration page.
 
 # %%
-ledger.report()
+chapter.finish(ledger)

@@ -17,7 +17,6 @@ setting, a reason stated before the run), with the setting and the wall time. Ex
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
@@ -27,9 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
+from dltheory import chapter as chapter_registry
+
 ROOT = Path(__file__).resolve().parents[1]
-SUBPACKAGES = {"00": "gradient_flow", "01": "conservation", "02": "pretrain_finetune", "03": "sparse_scaling",
-               "04": "depth_expansion"}
+#: two-digit number -> subpackage, from the chapter registry
+SUBPACKAGES = {c.code: c.subpackage for c in chapter_registry.REGISTRY}
 
 
 def notebook(chapter: str) -> Path:
@@ -41,11 +42,11 @@ def notebook(chapter: str) -> Path:
 
 
 def config_module(chapter: str):
-    if chapter not in SUBPACKAGES:
-        raise ValueError(f"chapter must be one of {sorted(SUBPACKAGES)}, got {chapter!r}")
-    if chapter == "00":   # the prologue is one module
-        return importlib.import_module("dltheory.gradient_flow")
-    return importlib.import_module(f"dltheory.{SUBPACKAGES[chapter]}.config")
+    """The config module of chapter ``chapter`` (two digits), ``<package>.config``."""
+    codes = [c.code for c in chapter_registry.REGISTRY]
+    if chapter not in codes:
+        raise ValueError(f"chapter must be one of {codes}, got {chapter!r}")
+    return chapter_registry.module(chapter, "config")
 
 
 def execute(chapter: str, parameters: dict, scale: str = "smoke", *, env: dict | None = None,

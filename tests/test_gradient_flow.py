@@ -135,7 +135,7 @@ def test_loss_gradient_ratio_is_one_and_sees_a_rescaled_gradient(problem, monkey
     U, V = np.stack([u, 0.9 * u]), np.stack([v, 1.1 * v])
     assert gf.loss_gradient_ratio(p, U, V, seed=2) == pytest.approx(1.0, abs=1e-9)
     grad = gf.grad
-    monkeypatch.setattr(gf, "grad", lambda p, u, v: tuple(2 * g for g in grad(p, u, v)))
+    monkeypatch.setattr(gf.model, "grad", lambda p, u, v: tuple(2 * g for g in grad(p, u, v)))
     assert gf.loss_gradient_ratio(p, U, V, seed=2) == pytest.approx(2.0, abs=1e-9)
     with pytest.raises(ValueError, match="shape"):
         gf.loss_gradient_ratio(p, U[:, :3], V)
@@ -144,21 +144,14 @@ def test_loss_gradient_ratio_is_one_and_sees_a_rescaled_gradient(problem, monkey
 
 
 def _prologue_verdicts(cfg, tmp_path):
-    """The prologue's evidence and its identity, computed as its check cells do."""
+    """The prologue's evidence and its identity, through its role files as the book runs."""
     from dltheory import claims
 
     led = claims.Ledger("mutation", scale="smoke", results_dir=tmp_path)
-    p, _ = cfg.problem()
-    u0, v0 = cfg.start(cfg.seed + 1)
-    tr = gf.gd(p, u0, v0, tau=cfg.tau_id, steps=cfg.steps_id)
-    at = np.linspace(0, cfg.steps_id, cfg.fd_points).astype(int)
-    ratio = gf.loss_gradient_ratio(p, tr.U[at], tr.V[at], n_dirs=cfg.fd_dirs, eps=cfg.fd_eps,
-                                   seed=cfg.seed)
-    led.check("GF.grad_vs_loss", "", ratio, 1.0, tol=cfg.tol_grad_fd)
-    led.check("GF.identity", "", tr.identity_error, hi=cfg.tol_identity, kind="identity")
-    err = gf.flow_error_sweep(cfg, cache=False).error.to_numpy()
-    led.check("GF.gd_to_flow_order", "", fitting.loglog_fit(np.array(cfg.taus_flow), err).slope,
-              1.0, tol=cfg.tol_flow_order, allow_nonfinite=True)
+    run = gf.identity_run(cfg)
+    gf.checks.grad_vs_loss(led, cfg, run)
+    gf.checks.identity(led, cfg, run)
+    gf.checks.flow_order(led, cfg, gf.flow_error_sweep(cfg, cache=False))
     return {cid: c.verdict for cid, c in led.claims.items()}
 
 

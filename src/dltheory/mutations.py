@@ -36,11 +36,11 @@ sends them with every task to loky / Dask workers, which call ``sync(ids)`` befo
 it: the worker then has exactly those entries planted (idempotent; a worker reused from an
 earlier sweep drops the entries that sweep had and this one does not).
 
-**Entries** live next to the code they break: ``dltheory/<subpackage>/mutations.py`` (and
-``dltheory/gradient_flow_mutations.py`` for the prologue), each defining ``ENTRIES``. They
-are imported on demand, so importing this module imports no chapter. ``catches`` names the
-claims expected to FAIL under the entry (the chapter's mutation tests assert it); an empty
-``catches`` marks an entry no current claim is known to catch (the calibration shows it).
+**Entries** live next to the code they break: ``<package>/mutations.py`` of each chapter
+in ``dltheory.chapter.REGISTRY``, each defining ``ENTRIES``. They are imported on demand,
+so importing this module imports no chapter. ``catches`` names the claims expected to FAIL
+under the entry (the chapter's mutation tests assert it); an empty ``catches`` marks an
+entry no current claim is known to catch (the calibration shows it).
 """
 
 from __future__ import annotations
@@ -53,19 +53,15 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from . import chapter as _chapter
+
 __all__ = ["Mutation", "REGISTRY", "CHAPTERS", "ENV", "registry", "get", "ids", "resolve",
            "apply", "flips", "activate_from_env", "deactivate", "active", "sync"]
 
 ENV = "DLTHEORY_MUTATION"
 
-#: chapter (ledger name) -> module holding its ``ENTRIES``
-CHAPTERS = {
-    "gradient_flow": "dltheory.gradient_flow_mutations",
-    "conservation_laws": "dltheory.conservation.mutations",
-    "pretrain_finetune": "dltheory.pretrain_finetune.mutations",
-    "sparse_scaling": "dltheory.sparse_scaling.mutations",
-    "depth_expansion": "dltheory.depth_expansion.mutations",
-}
+#: chapter (ledger name) -> module holding its ``ENTRIES`` (``chapter.REGISTRY``)
+CHAPTERS = _chapter.View(lambda c: f"{c.package}.mutations")
 
 #: the kinds of slip an entry plants (``Mutation.kind``)
 KINDS = ("rescaling", "exponent", "off-by-one", "dropped term", "sign", "constant",

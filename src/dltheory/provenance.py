@@ -31,19 +31,15 @@ import hashlib
 import subprocess
 from pathlib import Path
 
+from . import chapter as _chapter
 from . import runtime
 
 __all__ = ["chapter_source", "git_state", "package_sha256", "file_sha256", "code_sha256",
-           "record", "CHAPTER_MODULES"]
+           "record", "run_identity", "CHAPTER_MODULES"]
 
-#: chapter (ledger name) -> its own files or subpackage, relative to the package
-CHAPTER_MODULES = {
-    "gradient_flow": ("gradient_flow.py", "gradient_flow_mutations.py"),
-    "conservation_laws": ("conservation",),
-    "pretrain_finetune": ("pretrain_finetune",),
-    "sparse_scaling": ("sparse_scaling",),
-    "depth_expansion": ("depth_expansion",),
-}
+
+#: chapter (ledger name) -> its own subpackage, relative to the package (``chapter.REGISTRY``)
+CHAPTER_MODULES = _chapter.View(lambda c: (c.subpackage,))
 #: files that never decide a verdict: figures draw, the page-side readers re-check
 NOT_JUDGING = ("figures.py", "plotting.py", "ledgers.py", "calibration.py")
 
@@ -103,6 +99,9 @@ def chapter_source(chapter: str, root: str | Path | None = None) -> Path | None:
     """The source of ledger ``chapter``: ``book/NN_<chapter>.py`` under the repository root
     (``None`` when absent, e.g. in Colab, where only the notebook is there)."""
     base = Path(root) if root is not None else runtime.repo_root()
+    if chapter in CHAPTER_MODULES:
+        path = base / _chapter.get(chapter).book
+        return path if path.is_file() else None
     hits = sorted((base / "book").glob(f"[0-9][0-9]_{chapter}.py"))
     return hits[0] if len(hits) == 1 else None
 
@@ -140,4 +139,36 @@ def record(chapter: str, scale: str, device: str, root: str | Path | None = None
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "device": str(device),
         "scale": scale,
+    }
+
+
+def run_identity(cfg, chapter: str) -> dict:
+    """The identity of a chapter run, carried by its ledger under ``"identity"``::
+
+        {"scale": "smoke", "knobs": {"ALPHA1": 1.0, "ALPHA2": 0.0}, "seed": 0,
+         "defaults": True, "mutation": None, "backend": "sequential", "budget": None,
+         "code": {"chapter": <code_sha256 of the book file>, "package": <package_sha256>}}
+
+    ``knobs`` by their parameters-cell names (``SEED`` apart, as ``seed``); ``defaults``:
+    knobs and seed equal the preset's (``Config.for_scale(scale)``); ``mutation``: the
+    planted entries (``mutations.active()``, joined by ``+``) or ``None``; ``backend``:
+    ``experiments.resolve_backend()``; ``budget``: the Config's seconds or ``None``;
+    ``code["chapter"]`` is ``None`` where the book file is absent (Colab)."""
+    from . import experiments, mutations
+
+    knobs = dict(cfg.knobs)
+    seed = knobs.pop("SEED", getattr(cfg, "seed", None))
+    default = dict(type(cfg).for_scale(cfg.scale).knobs)
+    active = mutations.active()
+    src = chapter_source(chapter)
+    return {
+        "scale": cfg.scale,
+        "knobs": knobs,
+        "seed": seed,
+        "defaults": dict(cfg.knobs) == default,
+        "mutation": "+".join(active) if active else None,
+        "backend": experiments.resolve_backend(),
+        "budget": getattr(cfg, "budget", None),
+        "code": {"chapter": code_sha256(src) if src is not None else None,
+                 "package": package_sha256(chapter)},
     }

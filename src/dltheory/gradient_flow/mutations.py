@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .mutations import Mutation
+from ..mutations import Mutation
 
-GF = "dltheory.gradient_flow"
+GF = "dltheory.gradient_flow.model"
 
 
 def _flow_double_gradient(flow):

@@ -1,0 +1,146 @@
+"""The chapters of the book: one registry row each, and the start and end of a chapter run.
+
+``REGISTRY`` is the one list of chapters. Everything that needs to know them reads it: the
+mutation registry (``<package>.mutations``), provenance (which files a chapter's hash
+covers), the calibration and domain-check scripts (``<package>.config``), the ledgers.
+Adding a chapter is one row here, its subpackage with the role files, its book file and one
+``_toc.yml`` line::
+
+    <package>/config.py       Config (sizes and knobs)
+    <package>/experiments.py  f(cfg) -> table
+    <package>/checks.py       f(ledger, cfg, table) -> None   (the ledger prints)
+    <package>/figures.py      f(table, cfg) -> Figure
+    <package>/mutations.py    ENTRIES
+    <package>/rules.py        KINDS, DECIDES, MAX_RESOLUTION   (optional)
+
+A chapter's setup cell is ``cfg, ledger = chapter.start("sparse_scaling", SCALE, SEED=SEED,
+ALPHA1=ALPHA1)`` and its last cell ``chapter.finish(ledger)``. The process settings that
+``start`` made (device, threads, dtype, versions) are ``ledger.runtime`` (a
+``runtime.Runtime``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Chapter", "REGISTRY", "View", "get", "names", "module", "start", "finish"]
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter of the book."""
+
+    number: int            # 0 for the prologue
+    name: str              # ledger name (``<name>.<scale>.json``, mutation id prefix)
+    package: str           # its subpackage, e.g. "dltheory.conservation"
+    prefix: str            # claim id prefix, e.g. "CL" for "CL.adam_exponent"
+    book: str              # its source, relative to the repository root
+
+    @property
+    def subpackage(self) -> str:
+        """The subpackage's directory name under ``dltheory`` (``"conservation"``)."""
+        return self.package.rpartition(".")[2]
+
+    @property
+    def code(self) -> str:
+        """Two-digit number, as in the book file name (``"01"``)."""
+        return f"{self.number:02d}"
+
+
+REGISTRY: tuple[Chapter, ...] = (
+    Chapter(0, "gradient_flow", "dltheory.gradient_flow", "GF", "book/00_gradient_flow.py"),
+    Chapter(1, "conservation_laws", "dltheory.conservation", "CL",
+            "book/01_conservation_laws.py"),
+    Chapter(2, "pretrain_finetune", "dltheory.pretrain_finetune", "PF",
+            "book/02_pretrain_finetune.py"),
+    Chapter(3, "sparse_scaling", "dltheory.sparse_scaling", "SS", "book/03_sparse_scaling.py"),
+    Chapter(4, "depth_expansion", "dltheory.depth_expansion", "DE",
+            "book/04_depth_expansion.py"),
+)
+
+
+class View(Mapping):
+    """A read-only mapping ledger name -> ``value(chapter)`` over ``REGISTRY``, read at every
+    lookup (so a row added at runtime is seen), e.g. ``mutations.CHAPTERS``."""
+
+    def __init__(self, value: Callable[[Chapter], Any]):
+        self._value = value
+
+    def _rows(self) -> dict:
+        return {c.name: self._value(c) for c in REGISTRY}
+
+    def __getitem__(self, key):
+        return self._rows()[key]
+
+    def __iter__(self):
+        return iter(self._rows())
+
+    def __len__(self) -> int:
+        return len(REGISTRY)
+
+    def __repr__(self) -> str:
+        return f"View({self._rows()!r})"
+
+
+def names() -> list[str]:
+    """The ledger names of every chapter, in book order."""
+    return [c.name for c in REGISTRY]
+
+
+def get(name: str | int) -> Chapter:
+    """The chapter called ``name`` (ledger name, subpackage name, or number / two-digit
+    code); ``ValueError`` listing the names otherwise."""
+    for c in REGISTRY:
+        if name in (c.name, c.subpackage, c.code) or (
+                isinstance(name, int) and not isinstance(name, bool) and name == c.number):
+            return c
+    raise ValueError(f"unknown chapter {name!r}; chapters: {', '.join(names())}")
+
+
+def module(name: str | int, role: str, *, optional: bool = False):
+    """The chapter's ``role`` module (``"config"``, ``"mutations"``, ``"rules"``, ...);
+    ``None`` for an ``optional`` one the chapter does not have."""
+    modname = f"{get(name).package}.{role}"
+    try:
+        return importlib.import_module(modname)
+    except ModuleNotFoundError as e:
+        if optional and e.name == modname:
+            return None
+        raise
+
+
+def start(name: str, scale: str | None = None, *, device: str | None = None,
+          dtype: str = "float64", echo: bool = True, **knobs: Any):
+    """Start a chapter run; returns ``(cfg, ledger)``.
+
+    ``knobs``: the parameters cell's names (``SEED=0, ALPHA1=1.0``; Config field names work
+    too). In order: ``Config.for_scale(scale, **knobs)`` (an unknown or ill-typed knob is a
+    ``ValueError`` naming it), ``runtime.setup`` (environment check, threads, device, dtype,
+    the chapter's budget, the mutation named by ``$DLTHEORY_MUTATION``, one banner line),
+    the plot style, and the ``claims.Ledger`` carrying the run identity
+    (``provenance.run_identity``) and the chapter's ``rules`` module where it has one;
+    ``echo``: the ledger prints each claim as it is recorded. ``ledger.runtime`` is the
+    ``runtime.Runtime`` of the run."""
+    from . import claims, plotting, provenance, runtime
+
+    ch = get(name)
+    cfg = module(ch.name, "config").Config.for_scale(scale, **knobs)
+    rt = runtime.setup(cfg.scale, config=cfg, device=device, dtype=dtype)
+    plotting.use_style()
+    ledger = claims.Ledger(ch.name, scale=cfg.scale, device=rt.device,
+                           identity=provenance.run_identity(cfg, ch.name), echo=echo,
+                           rules=module(ch.name, "rules", optional=True))
+    ledger.runtime = rt
+    return cfg, ledger
+
+
+def finish(ledger) -> None:
+    """End a chapter run: the budget's summary line, then ``ledger.report()`` (the claims
+    table, the JSON, and ``ClaimFailed`` on a failed hard claim)."""
+    from . import budget
+
+    print(budget.summary())
+    ledger.report()

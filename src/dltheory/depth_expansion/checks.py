@@ -516,6 +516,10 @@ def covariance_regression(ledger, cfg, rdf: pd.DataFrame) -> None:
             f"(rank-{cfg.reg_outputs} null {float(rdf.rank_null.iloc[0]):.3f}; the book's "
             f"near-diagonal threshold {rules.OFFDIAG_MAX:g}); participation ratio "
             f"{rdf.participation.mean():.1f} of {cfg.reg_width}; fit R^2 {rdf.r2.mean():.2f}")
+    if math.isfinite(se) and abs(eff) <= rules.TREND_K * se:
+        note += (f"; inside 2 s.e. of 0 the covariance is no more diagonal than its own spectrum "
+                 f"in a random basis, to within {rules.TREND_K * se + abs(eff):.3g} (a nearly "
+                 f"isotropic spectrum is 'near-diagonal' in every basis)")
     _trend_claim(ledger, cfg, "DE.gradient_covariance.regression", st, eff, se, +1, note,
                  what="rotation null - off-diagonal energy ")
 

@@ -27,7 +27,7 @@
 # stands in for the population, and then checks the two theorems themselves as predictions
 # that can fail.
 #
-# ```{admonition} Takeaway
+# ````{admonition} Takeaway
 # :class: tip
 # **The paper:** a zero-initialised block preserves the function; a first-order signal
 # $C = \nabla_V R|_{V=0}$ gives a *jumpboard* model with a strictly smaller risk; two routes
@@ -39,7 +39,7 @@
 # ```{glue:md} de_findings
 # :format: myst
 # ```
-# ```
+# ````
 
 # %% tags=["remove-cell"]
 # Install dltheory in Colab only; elsewhere say how (plain Python, no magics).

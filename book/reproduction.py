@@ -47,18 +47,33 @@
 # (`DLTHEORY_BUDGET`) stopped the shortest sweep early, `—` without a budget.
 
 # %% tags=["remove-cell"]
-# Install dltheory in Colab only; elsewhere say how (plain Python, no magics).
+# @title Install dltheory 0.1.0 in Colab { display-mode: "form" }
+import importlib.metadata
 import importlib.util
 import subprocess
 import sys
 
-if importlib.util.find_spec("dltheory") is None:
-    if "google.colab" in sys.modules:
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q",
-                        "git+https://github.com/dltheory/dltheory@main"], check=True)
-    else:
-        sys.exit("dltheory is not installed: run `pip install -e .` in the repository "
-                 "(or activate its environment: `. .venv/bin/activate`)")
+SPEC = "git+https://github.com/dltheory/dltheory@v0.1.0"  # this notebook's release
+REPO, TAG = SPEC[4:].split("@")
+missing = importlib.util.find_spec("dltheory") is None
+have = None if missing else next(
+    (d.version for d in importlib.metadata.distributions(name="dltheory")), "?")
+if "google.colab" in sys.modules and have not in (TAG[1:], "?"):  # absent or another version
+    ls = subprocess.run(["git", "ls-remote", "--tags", REPO, f"refs/tags/{TAG}"],
+                        capture_output=True, text=True)
+    if ls.returncode:
+        sys.exit(f"dltheory: cannot reach {REPO}: {ls.stderr.strip()[-300:]}")
+    ref = TAG if ls.stdout.strip() else "main"
+    print(f"dltheory: installing release {TAG}" if ref == TAG
+          else f"dltheory: release {TAG} is not published yet, installing main")
+    widgets = [] if importlib.util.find_spec("ipywidgets") else ["ipywidgets"]  # Explore
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-U",
+                          f"git+{REPO}@{ref}", *widgets], capture_output=True, text=True)
+    if pip.returncode:
+        sys.exit(f"dltheory: pip could not install it: {pip.stderr.strip()[-500:]}")
+elif missing:
+    sys.exit("dltheory is not installed: run `pip install -e .` in the repository "
+             "(or activate its environment: `. .venv/bin/activate`)")
 
 # %% tags=["parameters", "remove-cell"]
 from dltheory import runtime

@@ -3,6 +3,7 @@
     python scripts/pair.py                 # every book/*.py chapter
     python scripts/pair.py book/03_sparse_scaling.py [...]
     python scripts/pair.py --check         # exit 1 if a notebook is out of date
+    python scripts/pair.py --install-cell  # write INSTALL into every source's install cell
 
 The ``.py`` (jupytext percent) is the source of truth and the book renders it with MyST.
 A notebook viewer (Colab, GitHub, nbviewer, JupyterLab) does not know MyST, so the paired
@@ -17,13 +18,17 @@ A notebook viewer (Colab, GitHub, nbviewer, JupyterLab) does not know MyST, so t
   ``01_conservation_laws.py``) become absolute links to the rendered book
   (``dltheory.BOOK_URL``), since a notebook opened in Colab has no sibling files;
 - a short "Running this notebook" note follows the title, before anything else;
-- the install cell (the source's first code cell, tagged ``remove-cell``) is replaced by a
-  short, collapsed one that installs ``dltheory.INSTALL_SPEC``: the release tag of the
-  package version the notebook was written from (``v<__version__>``). The committed notebook
+- the install cell (the source's first code cell, tagged ``remove-cell``; every book file
+  holds ``INSTALL``, written there by ``python scripts/pair.py --install-cell``) is
+  collapsed. In Colab it installs ``dltheory.INSTALL_SPEC`` (with ``ipywidgets`` when
+  missing) where dltheory is absent or another version: the release tag of the package
+  version the notebook was written from (``v<__version__>``), checked first with
+  ``git ls-remote``, else ``main``, saying which in one line; pip's output is captured
+  (a failure ends the cell with pip's last lines). Elsewhere it stops where dltheory is
+  missing, saying how to install it. The committed notebook
   cannot name its own commit, but it can name the release it belongs to, and the version is
   kept in one place (``dltheory.__version__``), so notebook and package stay in step: a
-  notebook saved from Colab keeps installing the package its text was written for. Until
-  that release tag is published, the cell says so and installs ``main`` instead.
+  notebook saved from Colab keeps installing the package its text was written for.
 
 The notebook asks Colab for a GPU runtime (``accelerator`` metadata), holds no outputs,
 and is not marked as jupytext-paired (so saving it in Jupyter never rewrites the source).
@@ -58,12 +63,33 @@ RUNNING = (
     f"The rendered book: <{dltheory.BOOK_URL}>."
 )
 INSTALL = f"""\
-# @title Install dltheory {dltheory.__version__} if it is missing {{ display-mode: "form" }}
-import importlib.util, subprocess, sys
-SPEC = "{dltheory.INSTALL_SPEC}"  # this notebook's release (main until it is published)
-pip = lambda spec: subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec]).returncode
-if importlib.util.find_spec("dltheory") is None and pip(SPEC):  # elsewhere: pip install -e .
-    print(SPEC, "is not published yet: installing main"); pip(SPEC.split("@v")[0] + "@main")"""
+# @title Install dltheory {dltheory.__version__} in Colab {{ display-mode: "form" }}
+import importlib.metadata
+import importlib.util
+import subprocess
+import sys
+
+SPEC = "{dltheory.INSTALL_SPEC}"  # this notebook's release
+REPO, TAG = SPEC[4:].split("@")
+missing = importlib.util.find_spec("dltheory") is None
+have = None if missing else next(
+    (d.version for d in importlib.metadata.distributions(name="dltheory")), "?")
+if "google.colab" in sys.modules and have not in (TAG[1:], "?"):  # absent or another version
+    ls = subprocess.run(["git", "ls-remote", "--tags", REPO, f"refs/tags/{{TAG}}"],
+                        capture_output=True, text=True)
+    if ls.returncode:
+        sys.exit(f"dltheory: cannot reach {{REPO}}: {{ls.stderr.strip()[-300:]}}")
+    ref = TAG if ls.stdout.strip() else "main"
+    print(f"dltheory: installing release {{TAG}}" if ref == TAG
+          else f"dltheory: release {{TAG}} is not published yet, installing main")
+    widgets = [] if importlib.util.find_spec("ipywidgets") else ["ipywidgets"]  # Explore
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-U",
+                          f"git+{{REPO}}@{{ref}}", *widgets], capture_output=True, text=True)
+    if pip.returncode:
+        sys.exit(f"dltheory: pip could not install it: {{pip.stderr.strip()[-500:]}}")
+elif missing:
+    sys.exit("dltheory is not installed: run `pip install -e .` in the repository "
+             "(or activate its environment: `. .venv/bin/activate`)")"""
 INSTALL_META = {"cellView": "form", "jupyter": {"source_hidden": True},
                 "tags": ["remove-cell"]}
 LINK = re.compile(r"\]\((?P<target>(?![a-z][\w+.-]*:|#|/)[^)\s]+?)"
@@ -228,11 +254,34 @@ def sources() -> list[Path]:
     return sorted(p for p in BOOK.glob("*.py") if p.read_text().startswith("# ---\n# jupyter:"))
 
 
+INSTALL_CELL = re.compile(r'^# %% tags=\["remove-cell"\]\n(?:(?!# %%).*\n)*?(?=\n*# %%)', re.M)
+
+
+def set_install_cell(src: Path) -> bool:
+    """Write ``INSTALL`` into the source's install cell (the first ``remove-cell`` code
+    cell that mentions ``find_spec("dltheory")``), leaving every other cell as it is.
+    Returns whether the file changed."""
+    text = src.read_text()
+    for m in INSTALL_CELL.finditer(text):
+        if 'find_spec("dltheory")' in m.group(0):
+            new = text[:m.start()] + '# %% tags=["remove-cell"]\n' + INSTALL + "\n" + text[m.end():]
+            if new != text:
+                src.write_text(new)
+            return new != text
+    raise ValueError(f"{src.name}: no install cell (a remove-cell with find_spec(\"dltheory\"))")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("files", nargs="*", type=Path)
     ap.add_argument("--check", action="store_true", help="only report stale notebooks")
+    ap.add_argument("--install-cell", action="store_true",
+                    help="first write INSTALL into each source's install cell")
     args = ap.parse_args(argv)
+    if args.install_cell:
+        for src in args.files or sources():
+            if set_install_cell(src.resolve()):
+                print(f"wrote the install cell of {src.resolve().relative_to(ROOT)}")
     stale = []
     for src in args.files or sources():
         src = src.resolve()

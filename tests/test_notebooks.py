@@ -90,7 +90,7 @@ def test_first_code_cell_is_the_colab_bootstrap(src):
     assert BOOTSTRAP in nb_first.source and f"@v{dltheory.__version__}" in BOOTSTRAP
     assert nb_first.metadata.get("cellView") == "form"              # collapsed in Colab
     assert nb_first.metadata.get("jupyter", {}).get("source_hidden")  # and in Jupyter
-    assert len(nb_first.source.splitlines()) <= 6
+    assert len(nb_first.source.splitlines()) <= 30     # collapsed; tested in test_install_cell
     assert "!" not in nb_first.source and "%" not in nb_first.source   # no magics
 
 

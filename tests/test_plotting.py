@@ -61,3 +61,35 @@ def test_explore_draws_defaults_once_when_static(monkeypatch, tmp_path):
         plotting.explore(draw, alpha=(0.5, 2.0, 0.1, 3.0))
     with pytest.raises(ValueError, match="at least one knob"):
         plotting.explore(draw)
+
+
+def test_explore_without_ipywidgets_says_why_and_draws_the_defaults(monkeypatch, tmp_path,
+                                                                   capsys):
+    import builtins
+
+    import matplotlib.pyplot as plt
+
+    from dltheory import runtime
+
+    monkeypatch.setenv("DLTHEORY_FIG_DIR", str(tmp_path))
+    monkeypatch.setattr(runtime, "interactive", lambda: True)
+    real_import = builtins.__import__
+
+    def no_widgets(name, *args, **kw):
+        if name == "ipywidgets":
+            raise ImportError("No module named 'ipywidgets'")
+        return real_import(name, *args, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_widgets)
+    seen = []
+
+    def draw(alpha):
+        seen.append(alpha)
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [0, alpha])
+        return fig
+
+    assert plotting.explore(draw, name="demo", alpha=(0.5, 2.0, 0.1, 1.0)) is None
+    assert seen == [1.0] and (tmp_path / "demo.png").exists()
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[explore]")]
+    assert len(lines) == 1 and "ipywidgets is not installed" in lines[0]

@@ -179,7 +179,8 @@ def explore(draw, *, name: str = "explore", **knobs):
     knob is ``(lo, hi, step, default)`` (a slider; ints give an integer slider) or a list of
     options (a dropdown whose first entry is the default). In a live Jupyter or Colab kernel
     (``runtime.interactive()``) this shows sliders that redraw on release; in the static
-    book, under nbmake and in scripts it draws the defaults once through ``runtime.show``.
+    book, under nbmake and in scripts it draws the defaults once through ``runtime.show``,
+    and so it does, saying why in one line, in a live kernel without ``ipywidgets``.
     Returns ``None``: the figure is shown once (a returned Figure would be displayed a second
     time as the cell's value).
     """
@@ -203,7 +204,13 @@ def explore(draw, *, name: str = "explore", **knobs):
     if not runtime.interactive():
         runtime.show(draw(**defaults), name=name)
         return None
-    import ipywidgets as w
+    try:
+        import ipywidgets as w
+    except ImportError:
+        print("[explore] ipywidgets is not installed, so no sliders: the figure at the "
+              "defaults (`pip install ipywidgets` for them)")
+        runtime.show(draw(**defaults), name=name)
+        return None
     import matplotlib.pyplot as plt
 
     controls = {}

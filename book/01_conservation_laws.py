@@ -62,16 +62,14 @@ EXPERTS = 3               # experts E, at most D_MODEL + 1: 2-6
 TOPK = 2                  # routed experts k, at most EXPERTS
 
 # %% tags=["hide-input"]
-from dltheory import claims, plotting
-from dltheory.conservation import checks, config, figures, rules
+from dltheory import chapter, plotting
+from dltheory.conservation import checks, figures
 from dltheory.conservation import experiments as ex
 
-cfg = config.Config.for_scale(SCALE, seed=SEED, d=D_MODEL, m=HIDDEN, H=HEADS, dk=HEAD_DIM,
-                              dv=VALUE_DIM, E=EXPERTS, k=TOPK, device=str(runtime.get_device()))
-rt = runtime.setup(SCALE, config=cfg)
-plotting.use_style()
-ledger = claims.Ledger("conservation_laws", scale=SCALE, device=rt.device, rules=rules,
-                       echo=True)
+cfg, ledger = chapter.start("conservation_laws", SCALE, SEED=SEED, D_MODEL=D_MODEL,
+                            HIDDEN=HIDDEN, HEADS=HEADS, HEAD_DIM=HEAD_DIM,
+                            VALUE_DIM=VALUE_DIM, EXPERTS=EXPERTS, TOPK=TOPK)
+cfg = cfg.replace(device=ledger.device)   # the blocks live on the run's device
 
 # %% tags=["remove-input"]
 NAMES = [n for n in checks.COUNT_IDS if cfg.big_factor > 1 or not n.endswith("_big")]
@@ -602,4 +600,4 @@ ledger.glue("cl_findings", FINDINGS)
 ledger.findings(FINDINGS)
 
 # %%
-ledger.report()
+chapter.finish(ledger)

@@ -9,7 +9,7 @@ and with the entry applied (they FAIL).
 import pytest
 
 from dltheory import claims, mutations
-from dltheory.pretrain_finetune import checks, experiments
+from dltheory.pretrain_finetune import checks, experiments, rules
 from dltheory.pretrain_finetune.config import Config
 
 ENTRIES = {m.id: m for m in mutations.registry("pretrain_finetune")}
@@ -20,7 +20,7 @@ CFG_SIM = Config.for_scale("smoke", d_sim=200, n_seeds=3, alphas_sim=(0.3,), alp
 
 
 def _ledger(tmp_path):
-    return claims.Ledger("pretrain_finetune", scale="smoke", results_dir=tmp_path)
+    return claims.Ledger("pretrain_finetune", scale="smoke", results_dir=tmp_path, rules=rules)
 
 
 def _small_claims(tmp_path):

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from dltheory import claims
-from dltheory.pretrain_finetune import checks, experiments
+from dltheory.pretrain_finetune import checks, experiments, rules
 from dltheory.pretrain_finetune.config import Config
 from dltheory.pretrain_finetune.model import sharpness
 
@@ -61,7 +61,7 @@ def test_gd_step_validates_eta():
 
 
 def _ledger(tmp_path):
-    return claims.Ledger("pretrain_finetune", scale="smoke", results_dir=tmp_path)
+    return claims.Ledger("pretrain_finetune", scale="smoke", results_dir=tmp_path, rules=rules)
 
 
 def _gd_table(loss=1e-11, tau0=0.01, sharp=100.0):
@@ -75,6 +75,7 @@ def test_gd_guard_opens_and_closes(tmp_path, kw, ok):
     led = _ledger(tmp_path)
     checks.gd(led, Config.for_scale("smoke"), _gd_table(**kw))
     assert led.claims["PF.gd.stable_step"].verdict == (claims.PASS if ok else claims.FAIL)
+    assert not led.undeclared()  # every claim's kind is fixed in rules.KINDS
 
 
 def _regime_sim(scale_se=1.0, n=8):
@@ -101,6 +102,7 @@ def test_sim_agrees_needs_the_expected_ordering_detected(tmp_path):
     checks.best_lambda(led, cfg, curves, _regime_sim(scale_se=20.0))  # a loss of power
     c = led.claims["PF.best_lambda.sim_agrees"]
     assert c.verdict == claims.INCONCLUSIVE and "not detected" in c.note
+    assert not led.undeclared()
 
 
 def test_split_guard_catches_a_test_set_that_is_the_training_sample(tmp_path):
@@ -114,6 +116,14 @@ def test_split_guard_catches_a_test_set_that_is_the_training_sample(tmp_path):
     led = _ledger(tmp_path / "b")
     checks.vision(led, cfg, vis.assign(shared=30))
     assert led.claims["PF.split.disjoint"].verdict == claims.FAIL
+    assert not led.undeclared()
+
+
+def test_rules_are_consistent():
+    assert set(rules.DECIDES["smoke"]) <= set(rules.HARD)
+    assert not set(rules.HARD) & set(rules.SOFT) and not set(rules.HARD) & set(rules.IDENTITY)
+    assert {"PF.replica.defined", "PF.flow.invariants"} <= set(rules.IDENTITY)
+    assert rules.KINDS["PF.imperfect_pt.sim"] == "soft"
 
 
 def test_vision_task_draws_its_ft_sample_off_the_test_set():

@@ -2,9 +2,10 @@
 
 Each function reads the tidy tables of :mod:`.experiments` (which hold the simulated value
 *and* the theory value next to it) and records claims with the tolerances and decision rules
-of the :class:`~.config.Config`. Kinds: ``hard`` (evidence: simulation against theory),
-``soft`` (the paper's qualitative statements, read off the theory at the setting that ran, and
-the nonlinear stand-ins) and ``identity`` (holds by construction; shown, never evidence).
+of the :class:`~.config.Config`. Each claim's kind is fixed before the run in :mod:`.rules`
+(``hard``: simulation against theory; ``soft``: the paper's qualitative statements read off
+the theory at the setting that ran, and the nonlinear stand-ins; ``identity``: holds by
+construction, design guards included). The ledger echoes each verdict as it is recorded.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
-from ..claims import Claim
+from . import rules
 from .regimes import CORNERS, l_order_pd
 from .vision import mean_ci
 
@@ -23,38 +24,12 @@ def _agg(df: pd.DataFrame, keys) -> pd.DataFrame:
                                                   replica=("replica", "first")).reset_index()
 
 
-def shown(ledger, record, *args, **kw):
-    """``record(ledger, *args, **kw)`` (one of the functions below), then one line per claim it
-    recorded (the claim's one-line verdict), so a check cell shows its verdicts; returns
-    ``record``'s result (None instead of a single claim, which the line already shows)."""
-    before = set(ledger.claims)
-    out = record(ledger, *args, **kw)
-    for cid, c in ledger.claims.items():
-        if cid not in before:
-            print(verdict_line(c))
-    return None if isinstance(out, Claim) else out
-
-
-def verdict_line(c) -> str:
-    """``id [kind]: VERDICT (measured m, required t, resolves r)``: the claim's one-line
-    verdict without its note (the note is in the claims table)."""
-    parts = ["not measured" if c.measured is None else f"measured {c.measured:.4g}"]
-    if c.tolerance:
-        parts.append(f"required {c.tolerance}")
-    if c.resolution is not None:
-        parts.append(f"resolves {100 * c.resolution:.0f}%")
-    return f"{c.id} [{c.kind}]: {c.verdict} ({', '.join(parts)})"
-
-
-def _skipped(ledger, df: pd.DataFrame, claims_) -> bool:
-    """When a budgeted sweep was not started (empty table), record its claims ``[(id,
-    statement, kind)]`` as INCONCLUSIVE with the reason and return True."""
+def _not_run(df: pd.DataFrame | None) -> str | None:
+    """Why a budgeted sweep's claims cannot be decided (its table is empty: the budget did
+    not start it), or None when it ran; the caller records them with ``ledger.skip``."""
     if df is not None and len(df) > 0:
-        return False
-    why = (df.attrs.get("skipped") if df is not None else None) or "not run at this scale"
-    for id_, st, kind in claims_:
-        ledger.inconclusive(id_, st, kind=kind, note=why)
-    return True
+        return None
+    return (df.attrs.get("skipped") if df is not None else None) or "not run at this scale"
 
 
 def _rounds(cfg, df: pd.DataFrame):
@@ -155,7 +130,8 @@ def replica(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame, l2_dev: float)
                  note="the fixed-point equations against their own closed-form l2 limit")
     st = "replica vs exact minimisers: Spearman rank correlation over all points"
     st_r = "replica vs exact minimisers: median of simulated / replica error"
-    if _skipped(ledger, sim, [("PF.replica.vs_sim", st, "hard"), ("PF.replica.vs_sim_ratio", st_r, "hard")]):
+    if why := _not_run(sim):
+        ledger.skip([("PF.replica.vs_sim", st), ("PF.replica.vs_sim_ratio", st_r)], why)
         return None
     a = _agg(sim, ["task", "regime", "alpha"])
     r = _reach(cfg, a)
@@ -175,7 +151,8 @@ def gd(ledger, cfg, gd: pd.DataFrame):
     """Networks trained by GD against the exact minimiser of the FT potential."""
     st = (r"networks trained by GD (steps $\tau$ and $\tau/2$, extrapolated to $\tau \to 0$) vs the exact "
           r"minimiser: max $|e_{GD} - e_{exact}| / (e_{exact} + a)$, $a$ = gd_atol")
-    if _skipped(ledger, gd, [("PF.replica.vs_gd", st, "hard")]):
+    if why := _not_run(gd):
+        ledger.skip([("PF.replica.vs_gd", st)], why)
         return
     ledger.guard("PF.gd.stable_step", "every GD run converged (final loss <= 1e-9) with a step below the "
                  "stability limit 2 / sharpness (the step follows the sharpness, experiments.gd_step)",
@@ -229,7 +206,8 @@ def best_lambda(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.Data
     # simulation: does any regime setting beat the replica's choice by > order_k paired s.e.?
     st = ("simulation: no regime setting (I, II, IV) beats the replica's best by more than a "
           "family-wise paired-t threshold (max t)")
-    if _skipped(ledger, sim, [("PF.best_lambda.sim_agrees", st, "hard")]):
+    if why := _not_run(sim):
+        ledger.skip([("PF.best_lambda.sim_agrees", st)], why)
         return pd.DataFrame(rows)
     s = _reach(cfg, sim[(sim.alpha == cfg.alpha_ft) & sim.regime.isin(["I", "II", "IV"])])
     if len(s) == 0:
@@ -243,7 +221,7 @@ def best_lambda(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.Data
             m, se = _paired(g, "regime", r_best, r)
             zs.append(m / se)
             notes.append(f"{task}: {r_best}-{r} {m:+.3f}±{se:.3f}")
-    k = cfg.t_crit(s.seed.nunique(), len(zs))
+    k = rules.t_crit(cfg, s.seed.nunique(), len(zs))
     n_det = sum_resolved(zs, k)
     ledger.check("PF.best_lambda.sim_agrees", st, max(zs), hi=k, rounds=_rounds(cfg, sim),
                  detects=(n_det >= 1, f"{n_det} of {len(zs)} comparisons resolve the replica's ordering "
@@ -258,7 +236,8 @@ def knobs(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
     st = (r"simulation never contradicts the replica's direction of the $\gamma$ and $c_{PT}$ effects "
           "(count of significant contradictions)")
     st_r = r"$\gamma$ and $c_{PT}$ sweeps: median of simulated / replica error"
-    if _skipped(ledger, sim, [("PF.knobs.vs_sim_ratio", st_r, "hard"), ("PF.knobs.direction", st, "hard")]):
+    if why := _not_run(sim):
+        ledger.skip([("PF.knobs.vs_sim_ratio", st_r), ("PF.knobs.direction", st)], why)
         return pd.DataFrame()
     rounds = _rounds(cfg, sim)
     sim = sim.assign(value=np.where(sim.knob == "gamma", sim.gamma, sim.c))
@@ -266,7 +245,7 @@ def knobs(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
     _ratio_claim(ledger, cfg, "PF.knobs.vs_sim_ratio", st_r, a, rounds=rounds, tol=cfg.ratio_tol_knobs)
     rows, bad, n_sig, zs = [], 0, 0, []
     groups = list(_reach(cfg, sim).groupby(["knob", "task"], sort=False))
-    k = cfg.t_crit(sim.seed.nunique(), max(1, len(groups)))
+    k = rules.t_crit(cfg, sim.seed.nunique(), max(1, len(groups)))
     for (knob, task), g in groups:
         lo, hi = g.value.min(), g.value.max()
         rep = g.groupby("value").replica.first()
@@ -298,8 +277,8 @@ LP_TRADE = r"learned points satisfy $\ell + \mathrm{PD} \ge 1$"
 
 
 def learned_path(ledger, cfg, path: pd.DataFrame):
-    if _skipped(ledger, path, [("PF.learned_path", LP_ST, "hard"),
-                               ("PF.learned_path.tradeoff", LP_TRADE, "soft")]):
+    if why := _not_run(path):
+        ledger.skip([("PF.learned_path", LP_ST)], why)  # its identity needs the points: not recorded
         return
     p = path[["ell", "pd"]].to_numpy()
     rich = cfg.c_pt <= 1e-2 and cfg.gamma <= 1e-2
@@ -332,9 +311,10 @@ def imperfect(ledger, cfg, th: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
                  r"best $\lambda_{PT}$ is negative", lam_best, hi=-1e-9, kind="soft",
                  note=f"margin e(+1) - e(best) = {margin:.4f}")
     st = f"simulation: $\\lambda_{{PT}} = {lam_best:g}$ beats $+1$ (paired $e(+1) - e({lam_best:g}) > 0$)"
-    if _skipped(ledger, sim, [("PF.imperfect_pt.sim", st, "soft"),
-                              ("PF.imperfect_pt.margin", f"simulation: $e(+1) - e({lam_best:g})$ equals the "
-                               "replica's margin (tolerance order_k paired s.e.)", "soft")]):
+    if why := _not_run(sim):
+        ledger.skip([("PF.imperfect_pt.sim", st),
+                     ("PF.imperfect_pt.margin", f"simulation: $e(+1) - e({lam_best:g})$ equals the "
+                      "replica's margin (tolerance order_k paired s.e.)")], why, kind="soft")
         return piv.reset_index()
     if cfg.rho_pt * cfg.d_imp < cfg.min_active:
         ledger.inconclusive("PF.imperfect_pt.sim", st, kind="soft", note=cfg.unreachable_note(["full overlap"]))
@@ -378,9 +358,10 @@ VISION_CAVEAT = ("stand-in: kappa lowers c_d as well as lambda, and FT is a fixe
 
 
 def vision(ledger, cfg, vis: pd.DataFrame) -> pd.DataFrame:
-    if _skipped(ledger, vis, [(f"PF.vision.{k}", "digits stand-in (not run)", "soft") for k in (
+    if why := _not_run(vis):
+        ledger.skip([(f"PF.vision.{k}", "digits stand-in (not run)") for k in (
             "early_scale", "readout_gamma", "pt_init_scale.new_classes", "pt_init_scale.shift",
-            "pt_init_scale.subset", "pr_drop", "ensd")]):
+            "pt_init_scale.subset", "pr_drop", "ensd")], why, kind="soft")
         return pd.DataFrame()
     ledger.guard("PF.split.disjoint", "digits stand-in: no FT training image is a test image (held-out "
                  "accuracy is measured off the FT sample)", bool((vis.shared == 0).all()),
@@ -426,10 +407,12 @@ def modadd(ledger, cfg, ma: pd.DataFrame | None):
     st = "modular addition: embedding scale 0.25 helps more on new-prime tasks (gain on mod 5/10 minus mod 3)"
     if ma is None or len(ma) == 0:
         why = (ma.attrs.get("skipped") if ma is not None else None) or "not run at this scale (CPU budget)"
-        return ledger.inconclusive("PF.transformer.new_prime", st, note=why)
+        ledger.inconclusive("PF.transformer.new_prime", st, note=why)
+        return
     piv = ma.pivot_table(index=["seed", "modulus"], columns="kappa_emb", values="acc")
     gain = (piv[0.25] - piv[1.0]).unstack("modulus")
     if len(gain) < 2:
-        return ledger.inconclusive("PF.transformer.new_prime", st, note="needs at least 2 seeds")
-    return _sign_claim(ledger, "PF.transformer.new_prime", st, ((gain[5] + gain[10]) / 2 - gain[3]).to_numpy(),
-                       note=f"{cfg.modadd_steps[1]} FT steps")
+        ledger.inconclusive("PF.transformer.new_prime", st, note="needs at least 2 seeds")
+        return
+    _sign_claim(ledger, "PF.transformer.new_prime", st, ((gain[5] + gain[10]) / 2 - gain[3]).to_numpy(),
+                note=f"{cfg.modadd_steps[1]} FT steps")

@@ -1,104 +1,24 @@
-"""Every size, seed count, grid and tolerance of the pretraining / fine-tuning chapter.
+"""Sizes, seeds, grids and knobs of the pretraining / fine-tuning chapter.
 
-``Config.for_scale(scale, **overrides)`` holds the smoke / standard / paper presets. The
-chapter's parameters cell names the headline knobs (``SEED``, ``RHO_PT``, ``RHO_SH``,
-``RHO_NEW``, ``ALPHA_PT``, ``ALPHA_FT``, ``C_PT``, ``LAM_IV``, ``GAMMA``); the next cell builds
-``cfg = Config.for_scale(SCALE, seed=SEED, rho_pt=RHO_PT, ...)``.
+``Config.for_scale(scale, **knobs)`` holds the smoke / standard / paper / full presets; the
+parameters cell's knobs (``SEED``, ``RHO_PT``, ``RHO_SH``, ``RHO_NEW``, ``ALPHA_PT``,
+``ALPHA_FT``, ``C_PT``, ``LAM_IV``, ``GAMMA``) map to the fields of the same lower-case name.
 
-Declared domain (``KNOBS``): the replica theory and the exact minimisers are stated for every
-PT density ``rho_pt`` in [0.01, 0.5], shared fraction of the subset task in [0.05, 0.5],
-new-feature density in [0.01, 0.2], ``alpha_pt`` in [0.2, 0.95], ``alpha_ft`` in [0.1, 0.6],
-PT scale ``c_pt`` in [1e-4, 10], the regime-IV relative scale in [-0.999, -0.5] and the
-readout re-initialisation ``gamma`` in [1e-4, 1]. Every value runs at every scale. The
-simulations raise D so that the sparsest FT teacher has ``min_active`` expected active
-coordinates, up to ``d_sim_max`` (450 at smoke, 1500 at standard, 6000 at paper); a task
-whose teacher would need more (e.g. RHO_PT * RHO_SH < 6/450 at smoke) is *out of reach*
-(``Config.reachable``, decided from the knobs before the run): it is still simulated and
-drawn, but enters no evidence claim, and a claim with no task left is INCONCLUSIVE with that
-reason. (The replica solver itself is tested on the whole range, down to RHO_PT = 0.01.)
-The paper's qualitative statements (which lambda wins on which task) are properties of the
-theory in part of the domain only; the chapter records them as soft claims.
+Declared domain (``KNOBS``): every value runs at every scale. The simulations raise D so that
+the sparsest FT teacher has ``min_active`` expected active coordinates, up to ``d_sim_max``;
+a task whose teacher would need more is *out of reach* (``Config.reachable``, decided from
+the knobs before the run): it is simulated and drawn, but enters no evidence claim.
 
 The simulations build their FT potential from the network's own initial FT weights
-(``model.network_ft_scales``: closed-form end-of-PT weights, rebalanced), not from the
-formula ``bias.ft_scales`` that the replica theory uses, and one GD-trained network per
-regime (plus one at ``gamma_gd`` = 1, where the gamma^2 term shapes c_d) is compared with the
-minimiser of the formula's potential. A wrong ``ft_scales`` therefore moves one side only.
+(``model.network_ft_scales``), not from the formula ``bias.ft_scales`` the replica theory
+uses, so a wrong formula moves one side only.
 
-Budgets and the paper scale (``DLTHEORY_BUDGET``). The simulation sweeps run in rounds of
-``seeds_per_task`` seeds (``pf_regimes``, ``pf_knobs``; one seed per round for ``pf_imp_sim``,
-``pf_vision``, ``pf_modadd``); the replica curves in rounds of interleaved alpha points; shares
-in ``BUDGET_WEIGHTS``. Under a budget, a sweep whose first round would not fit its share
-(estimated from a probe timed on the machine: one D = 300 minimiser scaled by N^2 D, or 200
-GD steps at the paper size) is not started, and its claims are INCONCLUSIVE with that
-reason; the ratio and ordering claims need ``min_seeds`` seeds (8 at smoke and standard, 4 at
-paper, where D = 2000 halves the per-seed spread) and are INCONCLUSIVE with fewer rounds.
-Cost model of ``paper`` (CPU seconds on one core, from probes on this machine: a minimiser at
-D = 1200, N = 360 took 0.26 s, scaling as N^2 D): ``pf_regimes`` 12 (task, regime) x 4 alphas
-x 10 seeds at D = 2000, about 640 s; ``pf_knobs`` 18 x 10 x 0.5 s = 100 s; ``pf_imp_sim``
-10 seeds x 7 minimisers = 230 s; ``pf_gd`` 4 GD runs at D = 1000 (about 4e5 steps each),
-several hundred s; replica curves about 60 s; digits stand-in (10 seeds x 3 tasks, 1000 PT
-steps) and the modular-addition transformer (5 seeds) about 500 s and 300 s: in all about an
-hour on one core. Everything is float64 (the dual Newton and GD converge to 1e-10 and the
-checks compare errors at 1e-3; TF32 is never enabled). On one H100 the minimisers of a round
-run as one batched dual Newton (``solve_bias_batched``) and GD steps are launch-bound:
-expected 5-8 minutes for ``paper`` (not measured: no GPU was at hand); a T4's float64 rate
-(1/32 of float32) makes it several times slower. ``full`` doubles D and seeds (D = 4000, 20
-seeds): about 8x the minimiser cost, an estimated 8 h on one core, 30-60 min on one GPU.
+Budgets (``DLTHEORY_BUDGET``): the simulation sweeps run in rounds of ``seeds_per_task``
+seeds, shares in ``BUDGET_WEIGHTS``; a sweep whose first round would not fit is not started
+and its claims are INCONCLUSIVE with that reason. Everything is float64.
 
-Tolerances and decision rules (fixed before the calibration run; family-wise rule: at most
-``fw_alpha`` = 1% chance of any false hard FAIL per chapter run, split by Bonferroni over the
-``n_hard`` = 13 hard claims that depend on random draws, i.e. 7.7e-4 per claim, z = 3.36
-two-sided; ``PF.replica.defined``, the 14th, is deterministic: the replica equations either
-have a solution at a point or not):
-
-* ``ratio_tol``, ``ratio_floor``, ``ratio_tol_knobs`` -- median over simulated points of
-  (simulated error / replica error), over points with replica error >= ``ratio_floor`` (0.3;
-  points below it sit at the recovery transitions, where finite D smears the drop: ratios
-  1.2-3 at D = 300). Seed spread re-measured at smoke before this calibration: 24 seeds at
-  each of 11 settings (the default, the lazy corner C_PT = 10, GAMMA = 1, ALPHA_FT = 0.6, a
-  dense one, both CI settings, a sparse lazy one and five of the calibration's corners
-  ALPHA_FT = 0.1, ALPHA_PT = 0.2, C_PT = 1e-4, LAM_IV = -0.999 with GAMMA 1e-4 or 1 and the
-  densities at their ends); the s.d. of an 8-seed median is the spread over 8-of-24 subsets
-  divided by 0.82 (the finite-population factor). Regime sweep (``PF.replica.vs_sim_ratio``,
-  8 seeds): mean 0.991-1.007, s.d. 0.007-0.014; worst |mean - 1| + 3.36 s.d. = 0.049 (corner
-  GAMMA = 1, RHO_PT = 0.5, RHO_SH = 0.05), so ``ratio_tol`` 0.12 -> 0.06 (resolution about 6%
-  instead of 13%). gamma / c sweep (``PF.knobs.vs_sim_ratio``): its points share one draw per
-  seed and task, so its spread is about twice the regime sweep's (s.d. 0.009-0.032 at 8
-  seeds) and at the first CI setting (RHO_NEW = 0.15, ALPHA_FT = 0.45) the new-features points
-  carry a +2.6% finite-D bias (D = 400); with 8 seeds that needs 0.027 + 3.36 x 0.032 = 0.134,
-  more than the former 0.12. The sweep therefore runs ``n_seeds_knobs`` = 16 seeds (+4.5 s of
-  CPU at smoke; s.d. / sqrt 2), worst 0.027 + 3.36 x 0.023 = 0.103, and ``ratio_tol_knobs`` =
-  0.11. Both set from these numbers before the calibration run; the earlier history (4 -> 8
-  seeds and floor 0.05 -> 0.3 after a FAIL at 1.155 with 4 seeds) is in the git log.
-* ``spearman_min`` -- rank correlation of replica and simulated errors over all regime points
-  (8-seed subsets): 0.993 +- 0.003 at the default (24 seeds), 0.984-0.994 +- 0.001-0.007 at five
-  other settings, but 0.975 +- 0.011 (min 0.922) at the lazy corner above, where regimes I, II
-  and IV share c_PT = 10 and nearly tie, so their order is noise. Worst mean - 3.36 s.d. =
-  0.938; 0.95 (the first version's value) would fail there about 1% of runs by itself, so the
-  threshold is 0.9 (this is the reason for the earlier change, measured now).
-* Orderings of two simulated errors (``PF.best_lambda.sim_agrees``, ``PF.knobs.direction``):
-  a paired difference over seeds counts when it exceeds ``t_crit(n_seeds, m)`` standard
-  errors: the one-sided Student-t quantile at fw_alpha / (n_hard m) for m comparisons (about
-  6.9 for 8 seeds and 6 comparisons). ``order_k`` (3) is used by soft claims only.
-* ``gd_rtol`` -- GD-trained network vs exact minimiser: the O(tau) discretisation bias at the
-  chosen steps was < 1% of the error, seed to seed (max over the four runs 0.0001-0.005 at
-  SEED = 0-10); 5% of the error (plus ``gd_atol``).
-* ``bias_atol`` -- GD vs minimiser on the small problems, max |diff| at tau = 0.01 over the six
-  (c, lambda), SEED = 0-10: PT 1.1e-3 +- 0.4e-3 (max 2.3e-3), rebalanced FT 1.0e-3 +- 0.5e-3
-  (max 2.1e-3), tilted FT 1.0e-3 +- 0.6e-3 (max 2.2e-3), closed-form weights 2.1e-3 +- 0.5e-3
-  (max 2.9e-3); 5e-3 is >= 4 s.d. above each mean.
-* ``ratio_pred``, ``ratio_width`` -- error ratio per halving of tau (GD differs from the flow by
-  O(tau)). The small problem depends on SEED only (its sizes, c and lambda are fixed), so its
-  spread is the seed spread: over SEED = 0-21 at smoke (taus 0.02, 0.01) 2.024 +- 0.009
-  (weights; range 2.003-2.037) and 2.025 +- 0.005 (invariants; 2.015-2.034); the offset from 2
-  is the O(tau^2) term. Worst |mean - 2| + 3.36 s.d. = 0.054, so ``ratio_width`` 0.3 -> 0.08 at
-  smoke (set from these numbers before the calibration; resolution about 5% instead of 16%).
-  A wrong closed form or invariant gives a ratio near 1. The standard and paper presets keep
-  0.3: their first halving (0.04 -> 0.02) has twice the O(tau^2) offset, not re-measured.
-* ``PF.imperfect_pt.margin`` (soft) is decided only at D >= ``margin_d_min`` = 1000: at
-  D = 300 the finite-D bias of e(-0.999) near the recovery transition (0.088 +- 0.05 simulated
-  against 0.051) is as large as the margin (0.11), and 4 seeds resolve only 179% of it.
+Tolerances and decision rules, and why each has its value, are in :mod:`.rules`
+(the calibration record holds the measurements they were set from).
 """
 
 from __future__ import annotations
@@ -114,24 +34,20 @@ from ..chapter_config import ChapterConfig, Knob
 
 @dataclass(frozen=True)
 class Config(ChapterConfig):
-    """Sizes, grids, tolerances; the knobs and their domain are in the module docstring
-    (C_PT and GAMMA are drawn log-uniformly)."""
+    """Sizes, grids, tolerances; knobs and domain in ``KNOBS`` (C_PT, GAMMA log-uniform)."""
 
-    # Order: the box's corners are enumerated with the last knob varying fastest, so the first
-    # corners a calibration with few settings takes span the three densities (which decide
-    # which tasks are within reach) rather than only the scales.
+    # Order: corners vary the last knob fastest: a short calibration spans both ends of C_PT.
     KNOBS = {
         "ALPHA_PT": Knob("alpha_pt", 0.2, 0.95),
         "LAM_IV": Knob("lam_iv", -0.999, -0.5),
-        "C_PT": Knob("c_pt", 1e-4, 10.0, log=True),
         "ALPHA_FT": Knob("alpha_ft", 0.1, 0.6),
         "GAMMA": Knob("gamma", 1e-4, 1.0, log=True),
         "RHO_NEW": Knob("rho_new", 0.01, 0.2),
         "RHO_SH": Knob("rho_sh", 0.05, 0.5),
         "RHO_PT": Knob("rho_pt", 0.01, 0.5),
+        "C_PT": Knob("c_pt", 1e-4, 10.0, log=True),
     }
-    #: Off-default settings run in CI, spread across the domain (sparse / dense PT, lazy / rich).
-    CI_SETTINGS = [
+    CI_SETTINGS = [  # off-default settings run in CI: sparse / dense PT, lazy / rich
         {"SEED": 3, "RHO_PT": 0.05, "RHO_SH": 0.3, "RHO_NEW": 0.15, "ALPHA_PT": 0.8,
          "ALPHA_FT": 0.45, "C_PT": 0.3, "LAM_IV": -0.6, "GAMMA": 0.1},
         {"SEED": 11, "RHO_PT": 0.45, "RHO_SH": 0.45, "RHO_NEW": 0.04, "ALPHA_PT": 0.25,
@@ -139,30 +55,23 @@ class Config(ChapterConfig):
     ]
     #: Shares of the chapter budget (``DLTHEORY_BUDGET``) per sweep; "figures" is a reserve.
     BUDGET_WEIGHTS = {"pf_curves": 0.10, "pf_regimes": 0.30, "pf_gd": 0.10, "pf_knobs": 0.15, "pf_path": 0.03,
-                      "pf_imp_theory": 0.07, "pf_imp_sim": 0.05, "pf_vision": 0.08, "pf_modadd": 0.07,
-                      "figures": 0.05}
+                      "pf_imp_theory": 0.07, "pf_imp_sim": 0.05, "pf_vision": 0.08, "pf_modadd": 0.07, "figures": 0.05}
     PRESETS = {  # smoke: the field defaults below
         "smoke": {},
-    "standard": dict(taus=(0.04, 0.02, 0.01, 0.005), grid=200, d_sim=600, d_sim_max=1500, n_seeds=8,
-                     n_seeds_knobs=8, ratio_width=0.3,
-                     seeds_per_task=2,
-                     alphas_sim=(0.15, 0.3, 0.5), n_alpha_theory=16, n_knob_theory=8, d_gd=300,
-                     alphas_ft_imperfect=(0.2, 0.35, 0.5), lams_imperfect=(-0.999, -0.9, -0.5, 0.0, 1.0),
-                     d_imperfect=1000, n_seeds_imperfect=6,
-                     vision_pt_steps=300, vision_seeds=5, vision_n=(10, 30, 100),
-                     modadd_seeds=3),
-    "paper": dict(taus=(0.04, 0.02, 0.01, 0.005), grid=200, d_sim=2000, d_sim_max=6000, n_seeds=10,
-                  n_seeds_knobs=10, ratio_width=0.3,
-                  seeds_per_task=2, min_seeds=4,
-                  alphas_sim=(0.1, 0.2, 0.3, 0.5), n_alpha_theory=40, n_knob_theory=12, d_gd=1000,
-                  alphas_ft_imperfect=(0.2, 0.35, 0.5), lams_imperfect=(-0.999, -0.99, -0.9, -0.5, 0.0, 1.0),
-                  d_imperfect=2000, n_seeds_imperfect=10,
-                  vision_pt_steps=1000, vision_seeds=10, vision_n=(10, 20, 50, 100, 200),
-                  modadd_seeds=5, modadd_steps=(2000, 500)),
+        "standard": dict(taus=(0.04, 0.02, 0.01, 0.005), grid=200, d_sim=600, d_sim_max=1500, n_seeds=8,
+                         n_seeds_knobs=8, ratio_width=0.3, seeds_per_task=2, alphas_sim=(0.15, 0.3, 0.5),
+                         n_alpha_theory=16, n_knob_theory=8, d_gd=300, alphas_ft_imperfect=(0.2, 0.35, 0.5),
+                         lams_imperfect=(-0.999, -0.9, -0.5, 0.0, 1.0), d_imperfect=1000, n_seeds_imperfect=6,
+                         vision_pt_steps=300, vision_seeds=5, vision_n=(10, 30, 100), modadd_seeds=3),
+        "paper": dict(taus=(0.04, 0.02, 0.01, 0.005), grid=200, d_sim=2000, d_sim_max=6000, n_seeds=10,
+                      n_seeds_knobs=10, ratio_width=0.3, seeds_per_task=2, min_seeds=4,
+                      alphas_sim=(0.1, 0.2, 0.3, 0.5), n_alpha_theory=40, n_knob_theory=12, d_gd=1000,
+                      alphas_ft_imperfect=(0.2, 0.35, 0.5), lams_imperfect=(-0.999, -0.99, -0.9, -0.5, 0.0, 1.0),
+                      d_imperfect=2000, n_seeds_imperfect=10, vision_pt_steps=1000, vision_seeds=10,
+                      vision_n=(10, 20, 50, 100, 200), modadd_seeds=5, modadd_steps=(2000, 500)),
     }
-    PRESETS["full"] = {**PRESETS["paper"], "d_sim": 4000, "d_sim_max": 8000, "n_seeds": 20, "n_seeds_knobs": 20, "min_seeds": 8,
-                       "d_imperfect": 4000, "n_seeds_imperfect": 20, "d_gd": 2000}
-
+    PRESETS["full"] = {**PRESETS["paper"], "d_sim": 4000, "d_sim_max": 8000, "n_seeds": 20, "n_seeds_knobs": 20,
+                       "min_seeds": 8, "d_imperfect": 4000, "n_seeds_imperfect": 20, "d_gd": 2000}
 
     rho_pt: float = 0.2        # PT density
     rho_sh: float = 0.25       # subset task: fraction of PT features the FT teacher reuses
@@ -214,8 +123,8 @@ class Config(ChapterConfig):
     vision_init_scales: tuple = (0.5, 2.0)   # PT initialisation scale (the c_PT analogue)
     modadd_seeds: int = 0
     modadd_steps: tuple = (600, 150)
-    # ---- tolerances and decision rules (fixed before the run; see the module docstring) --
-    ratio_tol: float = 0.06       # regime sweep, 8 seeds (module docstring)
+    # ---- tolerances and decision rules (fixed before the run; why: rules.py) ------------
+    ratio_tol: float = 0.06       # regime sweep, 8 seeds
     ratio_tol_knobs: float = 0.11  # gamma / c_PT sweep, 16 seeds at smoke
     ratio_floor: float = 0.3
     spearman_min: float = 0.9
@@ -227,28 +136,18 @@ class Config(ChapterConfig):
     gd_atol: float = 2e-3
     bias_atol: float = 5e-3
     ratio_pred: float = 2.0      # GD error ratio per halving of tau (O(tau)); tolerance below
-    ratio_width: float = 0.08    # smoke: 22 seeds, worst offset + 3.36 s.d. = 0.054 (docstring)
+    ratio_width: float = 0.08    # smoke: worst O(tau^2) offset + 3.36 s.d. (rules)
     device: str = "cpu"
-
-    def t_crit(self, n_seeds: int, m: int = 1) -> float:
-        """One-sided paired-t threshold of a hard claim that makes ``m`` comparisons over
-        ``n_seeds`` seeds: ``fw_alpha`` split over the ``n_hard`` hard claims and the ``m``
-        comparisons (Bonferroni), Student t with ``n_seeds - 1`` degrees of freedom."""
-        from scipy.stats import t
-
-        return float(t.ppf(1 - self.fw_alpha / (self.n_hard * max(1, m)), max(1, n_seeds - 1)))
 
     def validate(self) -> None:
         for name in ("d_small", "n_pt_small", "n_ft_small", "grid", "d_sim", "n_seeds", "n_seeds_knobs", "d_imperfect",
-                     "seeds_per_task", "min_seeds",
-                     "n_seeds_imperfect",
-                     "n_alpha_theory", "n_knob_theory", "d_gd", "vision_pt_steps", "vision_seeds", "gd_max_steps"):
+                     "seeds_per_task", "min_seeds", "n_seeds_imperfect", "n_alpha_theory", "n_knob_theory", "d_gd",
+                     "vision_pt_steps", "vision_seeds", "gd_max_steps"):
             validation.integer(name, getattr(self, name), 1)
         if self.vision_seeds * len(self.vision_n) < 2:
             raise ValueError("vision_seeds * len(vision_n) must be >= 2 (paired intervals)")
         if self.n_seeds < 2 or self.n_seeds_imperfect < 2:
-            raise ValueError(f"n_seeds and n_seeds_imperfect must be >= 2 (standard errors), "
-                             f"got {self.n_seeds}, {self.n_seeds_imperfect}")
+            raise ValueError(f"n_seeds and n_seeds_imperfect must be >= 2, got {self.n_seeds}, {self.n_seeds_imperfect}")
         if not 2 <= self.n_nodes <= 64:
             raise ValueError(f"n_nodes must lie in [2, 64], got {self.n_nodes}")
         if not (self.n_ft_small < self.d_small and self.n_pt_small < self.d_small):
@@ -258,7 +157,6 @@ class Config(ChapterConfig):
         if sorted(self.taus, reverse=True) != list(self.taus) or 0.01 not in self.taus:
             raise ValueError(f"taus must be decreasing and contain 0.01, got {self.taus}")
 
-    # ---- derived -------------------------------------------------------------------------
     @property
     def tasks(self):
         from .data import make_tasks

@@ -61,6 +61,7 @@ def _fresh(tmp_path, monkeypatch):
     experiments.reset_stats()
     CALLS.clear()
     budget.start(None)
+    monkeypatch.setattr(experiments, "FIRST_ROUND_WHOLE", False)   # cut at tasks throughout
     yield
     budget.start(None)
 
@@ -270,3 +271,11 @@ def test_the_time_record_adds_entries_and_reads_back(tmp_path, monkeypatch):
     assert rec["test.sh/unit tests"]["seconds"] == 12.5 and rec["test.sh/unit tests"]["cores"]
     assert rec["gpu_check/paper/budget 60/cpu/03"]["spent"] == 70.1
     assert budget.times(path) == rec
+
+
+def test_the_first_round_runs_whole_while_chapters_need_it(monkeypatch):
+    monkeypatch.setattr(experiments, "FIRST_ROUND_WHOLE", True)
+    start(2.5)
+    df = experiments.sweep(nap, grid(), config=Cfg(nap=1.0), name="b_whole", rounds="seed")
+    assert (df.attrs["rounds"], df.attrs["tasks"]) == ((1, 3), (3, 9))
+    assert len(CALLS) == 3 and budget.record()["overrun"] == 0.5

@@ -130,3 +130,22 @@ def test_vision_task_draws_its_ft_sample_off_the_test_set():
     cfg = Config.for_scale("smoke", vision_pt_steps=5, vision_n=(20,))
     rows = experiments.vision_task(cfg, {"ft_task": "subset (3 vs 5)", "seed": 0})
     assert all(r["shared"] == 0 for r in rows)
+
+
+def test_reachability_gate_opens_and_closes():
+    cfg = Config.for_scale("smoke")
+    assert all(cfg.reachable.values()) and cfg.unreachable_note() == ""
+    sparse = Config.for_scale("smoke", rho_pt=0.01, rho_sh=0.05)  # subset: 5e-4 * 450 < 6 active
+    assert not sparse.reachable["subset"] and sparse.reachable["new features"]
+    assert "subset" in sparse.unreachable_note()
+
+
+@pytest.mark.parametrize("kw, decided", [({}, True), ({"c_pt": 0.1}, False), ({"gamma": 0.1}, False)])
+def test_learned_path_gate_opens_and_closes(tmp_path, kw, decided):
+    cfg = Config.for_scale("smoke", **kw)
+    path = pd.DataFrame({"ell": np.linspace(1.1, 1.9, len(cfg.lams)), "pd": np.linspace(-0.05, -0.9, len(cfg.lams))})
+    led = _ledger(tmp_path)
+    checks.learned_path(led, cfg, path)
+    c = led.claims["PF.learned_path"]
+    assert c.kind == "hard" and (c.verdict == claims.PASS) == decided
+    assert decided or (c.verdict == claims.INCONCLUSIVE and "not the theory's limits" in c.note)

@@ -344,8 +344,10 @@ def imperfect(ledger, cfg, th: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
 
 
 # ----------------------------------------------------------------------------- section 9
-def _sign_claim(ledger, id_, statement, diffs, note=""):
+def _sign_claim(ledger, id_, statement, diffs, note="", seen=None):
     m, lo, hi = mean_ci(diffs)
+    if seen is not None:
+        seen.append((m, lo, hi))
     note = f"mean {m:+.4f}, 95% CI [{lo:+.4f}, {hi:+.4f}] over {len(diffs)} pairs" + (f"; {note}" if note else "")
     if lo > 0 or hi < 0:
         return ledger.check(id_, statement, m, lo=0.0, kind="soft", note=note)
@@ -369,14 +371,14 @@ def vision(ledger, cfg, vis: pd.DataFrame) -> pd.DataFrame:
                  f"{int(vis.n_test.min())}-{int(vis.n_test.max())} images")
     piv = vis.pivot_table(index=["ft_task", "seed", "n"], columns="intervention", values="acc")
     d = lambda a, b: (piv[a] - piv[b]).to_numpy()
-    rows = []
+    rows, seen = [], []
     for id_, st, a, b, note in (
             ("PF.vision.early_scale", r"smaller first-layer scale ($\kappa = 0.25$) helps FT accuracy",
              "small first layer (kappa=0.25)", "default", VISION_CAVEAT),
             ("PF.vision.readout_gamma", r"smaller readout re-initialisation ($\gamma = 0.1$) helps FT accuracy",
              "small readout (gamma=0.1)", "default", VISION_CAVEAT),
     ):
-        c = _sign_claim(ledger, id_, f"digits stand-in, all FT tasks: {st}", d(a, b), note)
+        c = _sign_claim(ledger, id_, f"digits stand-in, all FT tasks: {st}", d(a, b), note, seen)
         rows.append({"claim": id_, "verdict": c.verdict, **{t: float((piv.loc[t][a] - piv.loc[t][b]).mean())
                                                           for t in piv.index.levels[0]}})
     # the scale of the PT initialisation: per task, since the diagonal theory's sign depends on it
@@ -388,9 +390,11 @@ def vision(ledger, cfg, vis: pd.DataFrame) -> pd.DataFrame:
                         "initialisation scale degrades FT (accuracy at ×2 minus at ×0.5 > 0)",
                         (piv.loc[t][a] - piv.loc[t][b]).to_numpy(),
                         note="the paper's direction for c_PT; the diagonal theory's depends on the task; "
-                             + VISION_CAVEAT)
+                             + VISION_CAVEAT, seen=seen)
         verdicts[t] = float((piv.loc[t][a] - piv.loc[t][b]).mean())
     rows.append({"claim": "PF.vision.pt_init_scale.*", "verdict": "per task", **verdicts})
+    ledger.guard("PF.vision.ci_ordered", "digits stand-in: every paired interval is ordered (lo <= mean <= hi)",
+                 bool(all(lo <= m <= hi for m, lo, hi in seen)), f"{len(seen)} intervals")
     k = vis[vis.intervention == "small first layer (kappa=0.25)"]
     pr_drop = float((k.pr_post / k.pr_pre).mean())
     ensd_ratio = float((k.ensd / k.pr_post).mean())

@@ -72,15 +72,12 @@ ALPHA1 = 1.0              # sparsity exponent, from 0.25 to 4
 ALPHA2 = 0.0              # amplitude exponent, from -ALPHA1 to 1
 
 # %% tags=["hide-input"]
-from dltheory import claims, plotting
-from dltheory.sparse_scaling import checks, config
+from dltheory import chapter
+from dltheory.sparse_scaling import checks
 from dltheory.sparse_scaling import experiments as ssx
 from dltheory.sparse_scaling import figures as ssf
 
-cfg = config.Config.for_scale(SCALE, seed=SEED, alpha1=ALPHA1, alpha2=ALPHA2)
-rt = runtime.setup(SCALE, config=cfg)
-plotting.use_style()
-ledger = claims.Ledger("sparse_scaling", scale=SCALE, device=rt.device)
+cfg, ledger = chapter.start("sparse_scaling", SCALE, SEED=SEED, ALPHA1=ALPHA1, ALPHA2=ALPHA2)
 print(f"alpha_N = {cfg.alpha_N:.3g}, alpha_D = {cfg.alpha_D:.3g}, K(D) ~ D^{1 / (ALPHA1 + 1):.3g}")
 
 # %% tags=["remove-input"]
@@ -151,7 +148,6 @@ runtime.show(ssf.data_model(cfg, dm), "ss_data_model")
 
 # %%
 checks.record_data(ledger, cfg, dm, asym)
-checks.show_new(ledger)
 
 # %% [markdown]
 # Left: most entries are zero and the rare coordinates (right of the panel) almost never
@@ -202,7 +198,6 @@ checks.show_new(ledger)
 
 # %%
 checks.record_exact(ledger, cfg, ssx.exactness(cfg))
-checks.show_new(ledger)
 dec = ssx.decomposition(cfg)
 
 # %% tags=["hide-input"]
@@ -240,7 +235,6 @@ runtime.show(ssf.decomposition(cfg, dec), "ss_decomposition")
 
 # %%
 an = checks.record_alpha_n(ledger, cfg, an_df)
-checks.show_new(ledger)
 
 # %% tags=["hide-input"]
 runtime.show(ssf.alpha_n(cfg, an_df, an), "ss_alpha_N")
@@ -284,7 +278,6 @@ runtime.show(ssf.alpha_n(cfg, an_df, an), "ss_alpha_N")
 
 # %%
 ad = checks.record_alpha_d(ledger, cfg, ad_res, asym)
-checks.show_new(ledger)
 
 # %% tags=["hide-input"]
 runtime.show(ssf.alpha_d(cfg, ad_res, ad), "ss_alpha_D")
@@ -307,7 +300,6 @@ runtime.show(ssf.alpha_d(cfg, ad_res, ad), "ss_alpha_D")
 
 # %%
 asy = checks.record_asymmetry(ledger, cfg, an, ad, dense_df)
-checks.show_new(ledger)
 
 # %% [markdown]
 # The figure at the top of the chapter puts the three sampled curves together: sparse data
@@ -348,9 +340,7 @@ checks.show_new(ledger)
 # %%
 dd = ssx.double_descent(cfg)
 ddo = checks.record_double_descent(ledger, cfg, dd)
-checks.show_new(ledger)
 op = checks.record_overparam(ledger, cfg, ssx.overparam(cfg))
-checks.show_new(ledger)
 
 # %% tags=["hide-input"]
 runtime.show(ssf.double_descent(cfg, dd), "ss_double_descent")
@@ -390,7 +380,6 @@ runtime.show(ssf.double_descent(cfg, dd), "ss_double_descent")
 # %%
 grid = ssx.combined_grid(cfg) if cfg.valid_combined_law else None
 law = checks.record_combined_law(ledger, cfg, grid)
-checks.show_new(ledger)
 
 # %% tags=["hide-input"]
 if grid is not None:
@@ -423,7 +412,6 @@ if grid is not None:
 # %%
 env = ssx.envelope(cfg)
 fr = checks.record_frontier(ledger, cfg, env)
-checks.show_new(ledger)
 if "skipped" in fr:
     print(fr["skipped"])
 
@@ -450,7 +438,6 @@ runtime.show(ssf.frontier(cfg, env, fr), "ss_frontier")
 cfg_hi = ssx.alpha_c_partner(cfg)
 grid_hi = ssx.combined_grid(cfg_hi) if cfg_hi is not None else None
 ac = checks.record_alpha_c_sampled(ledger, cfg, law, cfg_hi, grid_hi)
-checks.show_new(ledger)
 if ac is not None:
     runtime.display(ac)
 
@@ -462,7 +449,6 @@ if ac is not None:
 # %%
 sweep = ssx.alpha1_sweep(cfg)
 checks.record_alpha_c(ledger, cfg, sweep)
-checks.show_new(ledger)
 runtime.display(sweep.round(3))
 
 # %% [markdown]
@@ -527,7 +513,6 @@ runtime.display(sweep.round(3))
 # %%
 gd = ssx.gd(cfg)
 gdo = checks.record_gd(ledger, cfg, gd)
-checks.show_new(ledger)
 
 # %% tags=["hide-input"]
 runtime.show(ssf.gd(cfg, gd, gdo), "ss_gd")
@@ -561,7 +546,6 @@ runtime.display(checks.gd_table(gdo))
 # %%
 relu_df = ssx.relu(cfg) if cfg.valid_relu else None
 rl = checks.record_relu(ledger, cfg, relu_df)
-checks.show_new(ledger)
 
 # %% tags=["hide-input"]
 if relu_df is not None:
@@ -580,6 +564,8 @@ if relu_df is not None:
 # or Colab the sliders redraw them; the static book shows the default setting.
 
 # %% tags=["hide-input"]
+from dltheory import plotting
+
 plotting.explore(ssf.theory_curves, name="ss_explore", alpha1=(0.25, 4.0, 0.05, ALPHA1),
                  alpha2=(-4.0, 1.0, 0.05, ALPHA2))
 
@@ -639,4 +625,4 @@ plotting.explore(ssf.theory_curves, name="ss_explore", alpha1=(0.25, 4.0, 0.05, 
 # (`DLTHEORY_BACKEND=loky`), and only the QR/SVD steps use the GPU.
 
 # %%
-ledger.report()
+chapter.finish(ledger)

@@ -98,8 +98,14 @@ def test_ridge_penalties_checked_before_work():
 def test_regime_gates_follow_the_inputs():
     """Windows and gates decided from the knobs, before any sampling (issue #20's corners)."""
     steep = C.Config.for_scale("smoke", ALPHA1=4.0, ALPHA2=1.0)        # alpha_N = 6
-    assert max(steep.d_dense_peak) <= 32 < 64                            # 64^-7 is below float64
+    # the min-norm cutoff (1e-10 s_max) resolves D-th directions down to D^-(a_N + 3)/2 >= 1e-9
+    assert steep.d_dense_peak == (8, 16, 32, 64)                         # 128^-4.5 < 1e-9
     assert C.Config.for_scale("smoke").d_dense_peak == (16, 32, 64, 128)
+    assert min(steep.d_dense_peak) >= 8                                  # one N step at D = 4 is 25%
+    n = steep.n_dense                                                    # every D and D +- 2 on the grid
+    assert all(set(range(D - 2, D + 3)) <= set(n) for D in steep.d_dense_peak)
+    assert min(steep.dense_mus[1:]) <= 1e-17                             # the oracle ridge reaches below s_min^2
+    assert steep.dense_draws_at(8) >= 12 and steep.dense_draws_at(64) == steep.dense_draws
     assert not C.Config.for_scale("smoke", ALPHA1=0.25, ALPHA2=1.0).valid_frontier
     assert C.Config.for_scale("smoke").valid_frontier
     # T_obs carried by few coordinates (steep lambda) -> more data draws, same slope sd
@@ -111,3 +117,25 @@ def test_regime_gates_follow_the_inputs():
     # the combined law's D-direction noise is the floor's: more draws where it is larger
     assert abs(d.grid_noise - 1.0) < 1e-12 and s.grid_noise > 1.5
     assert s.grid_u_seeds_used > d.grid_u_seeds_used == d.grid_u_seeds
+
+
+def test_alpha_d_gates_open_and_close():
+    """The sampled alpha_D gates are computed from the inputs and open/close where the data
+    model says the window can (not) be placed at smoke."""
+    d = C.Config.for_scale("smoke")
+    assert d.valid_alpha_d_window and d.sampled_is_asymptotic          # default: decided
+    mid = C.Config.for_scale("smoke", ALPHA1=1.5, ALPHA2=0.0)
+    assert mid.valid_alpha_d_window and mid.sampled_is_asymptotic      # reached by the 1.5-decade window
+    sparse = C.Config.for_scale("smoke", ALPHA1=4.0, ALPHA2=1.0)
+    assert sparse.valid_alpha_d_window and not sparse.sampled_is_asymptotic   # K(D) < 20 below d_cap
+    dense = C.Config.for_scale("smoke", ALPHA1=0.25, ALPHA2=-0.25)
+    assert not dense.valid_alpha_d_window                               # K(D) > 0.3 D below k_cap
+    from dltheory.sparse_scaling.checks import _alpha_d_reach
+    assert "not reachable at this scale" in _alpha_d_reach(sparse)
+
+
+def test_kinds_declared_and_relabelled():
+    from dltheory.sparse_scaling import rules
+    assert rules.KINDS["SS.asymmetry.sparse"] == "identity"            # sum of two claims' tolerances
+    assert rules.KINDS["SS.relu.floor"] == "identity"                  # a proved bound
+    assert set(rules.KINDS.values()) <= {"hard", "soft", "identity", "derivation"}

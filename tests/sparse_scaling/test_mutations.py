@@ -58,5 +58,8 @@ def test_every_entry_has_claims_here():
 def test_entry_is_caught(mid, sections):
     m = ENTRIES[mid]
     record = sections["gd" if m.catches == ("SS.gd.instability",) else "main"]
-    assert mutations.flips(m, lambda: verdicts(record)) == {
-        c: (claims.PASS, claims.FAIL) for c in m.catches}
+    got = mutations.flips(m, lambda: verdicts(record))
+    assert set(got) == set(m.catches)
+    # caught: FAIL, or WEAK (the band no longer resolves 20% on the fixture's few draws;
+    # WEAK raises like FAIL)
+    assert all(got[c][0] == claims.PASS and got[c][1] in (claims.FAIL, claims.WEAK) for c in m.catches), got

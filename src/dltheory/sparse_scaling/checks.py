@@ -15,33 +15,8 @@ from .. import fitting
 from . import data, theory
 from .config import Config
 from .linear import peak_location
+from .rules import kind as _kind
 from .theory import expected_floor, expected_observed, floor_constant, heaps_constant
-
-_SHOWN: dict[int, set] = {}
-
-
-def verdict_line(claim) -> str:
-    """One short line: id, kind, verdict, measured value, requirement, resolution (the full
-    note is in the chapter's Claims table)."""
-    head = f"{claim.id} [{claim.kind}]: {claim.verdict}"
-    if claim.verdict == "INCONCLUSIVE":
-        return head + " (reason in the Claims table)"
-    m = claim.measured
-    parts = [f"measured {m:.4g}" if isinstance(m, (int, float)) and np.isfinite(m) else f"measured {m}"]
-    if claim.tolerance:
-        parts.append(f"required {claim.tolerance}")
-    if claim.resolution is not None:
-        parts.append(f"resolves {100 * claim.resolution:.2g}%")
-    return head + " (" + ", ".join(parts) + ")"
-
-
-def show_new(ledger) -> None:
-    """Print the one-line verdict of every claim recorded on ``ledger`` since the last call."""
-    seen = _SHOWN.setdefault(id(ledger), set())
-    for cid, claim in ledger.claims.items():
-        if cid not in seen:
-            seen.add(cid)
-            print(verdict_line(claim))
 
 
 def _worst(x):
@@ -92,7 +67,18 @@ def record_alpha_n(ledger, cfg: Config, df) -> dict:
     ledger.check("SS.alpha_N.vs_DE", r"fitted $\alpha_N$ equals the $\ell_{DE}$ slope on the same window",
                  measured=a, predicted=-fit_de.slope, tol=tol, rounds=(sim.shape[0], cfg.rounds_min),
                  note=f"tolerance {cfg.z_family:g} x {cfg.an_sd_rel:g} alpha_N / sqrt({sim.shape[0]}) + {cfg.an_sys:g}")
-    return {"alpha_N_hat": a, "fit": fit, "de": de, "de_slope": -fit_de.slope, "n": sim.shape[0]}
+    # level as well as slope: the geometric mean over the window of mean l_inf / l_DE; band
+    # from the measured spread of the draws (se of the mean log ratio) + the DE's finite-N offset
+    lr = np.log(sim.values / de[None, :]).mean(1)         # one value per feature draw
+    se = float(lr.std(ddof=1) / np.sqrt(lr.size)) if lr.size > 1 else float("nan")
+    level = float(np.exp(np.mean(np.log(sim.values.mean(0) / de))))
+    ledger.check("SS.alpha_N.level", r"$\ell_\infty(N)$ equals $\ell_{DE}(N)$ in level on the window (two-sided)",
+                 measured=level, predicted=1.0, tol=cfg.z_family * se + cfg.an_level_sys,
+                 kind=_kind("SS.alpha_N.level"), rounds=(sim.shape[0], cfg.rounds_min),
+                 note=f"geometric mean over N in {window} of mean l_inf / l_DE; tolerance {cfg.z_family:g} x "
+                      f"{se:.4f} (se over {lr.size} draws) + {cfg.an_level_sys:g} (finite-N offset of the DE)")
+    return {"alpha_N_hat": a, "fit": fit, "de": de, "de_slope": -fit_de.slope, "n": sim.shape[0],
+            "level": level}
 
 
 def _lam(M, cfg):
@@ -137,6 +123,26 @@ def record_alpha_d(ledger, cfg: Config, res: dict, asym: dict) -> dict:
         ledger.inconclusive("SS.alpha_D.window", r"sampled $N=\infty$ loss: slope equals the $\mathbb E T(D)$ slope on its window",
                             measured=a, kind="hard",
                             note=f"D in [{Ds[0]:g}, {Ds[-1]:g}] is dense-like (K(D) > 0.3 D): the loss "
+                                 "also carries observed but unidentified coordinates; " + _alpha_d_reach(cfg))
+    # level as well as slope: inverse-variance weighted mean over D of mean loss / E T(D)
+    # (E T_obs = E T exactly; the exact Var T_obs per D gives the band); the observed but
+    # unidentified coordinates add 0 to d_slope_sys on top
+    stmt_l = r"sampled $N=\infty$ loss equals $\mathbb E T(D)$ in level on its window (two-sided)"
+    spec_d = _spec(cfg.m_d, cfg)
+    rel_var = theory.floor_variance(spec_d, Ds) / ET_w ** 2 / sim.shape[0]
+    wts = 1 / rel_var
+    level = float(np.sum(wts * sim.values.mean(0) / ET_w) / wts.sum())
+    lsd = float(np.sqrt(1 / wts.sum()))
+    if cfg.valid_alpha_d_window:
+        ledger.check("SS.alpha_D.level", stmt_l, measured=level, lo=1 - cfg.z_family * lsd,
+                     hi=1 + cfg.d_slope_sys + cfg.z_family * lsd, kind=_kind("SS.alpha_D.level"),
+                     rounds=(sim.shape[0], cfg.rounds_min),
+                     note=f"weighted mean over D of mean loss / E T(D), {sim.shape[0]} draws; band "
+                          f"[1 - {cfg.z_family:g} sd, 1 + {cfg.d_slope_sys:g} + {cfg.z_family:g} sd], "
+                          f"sd {lsd:.4f} from the exact Var T_obs")
+    else:
+        ledger.inconclusive("SS.alpha_D.level", stmt_l, measured=level, kind=_kind("SS.alpha_D.level"),
+                            note=f"D in [{Ds[0]:g}, {Ds[-1]:g}] is dense-like (K(D) > 0.3 D): the loss "
                                  "also carries observed but unidentified coordinates")
     if cfg.sampled_is_asymptotic and cfg.valid_alpha_d_window:
         ledger.check("SS.alpha_D.sampled", r"data-limited exponent from sampled data equals $\alpha_D$",
@@ -147,10 +153,24 @@ def record_alpha_d(ledger, cfg: Config, res: dict, asym: dict) -> dict:
     else:
         ledger.inconclusive("SS.alpha_D.sampled", r"data-limited exponent from sampled data equals $\alpha_D$",
                             measured=a, kind="hard",
-                            note=f"sampled window has K(D) < {cfg.k_asym_window:g} or is dense-like: "
-                                 "not asymptotic at this alpha1; the exact-sum slope carries the claim")
+                            note=_alpha_d_reach(cfg))
     return {"alpha_D_hat": a, "fit": fit, "fit_T": fit_T, "slope_window": slope_w, "Ds": Ds,
             "n": sim.shape[0]}
+
+
+def _alpha_d_reach(cfg: Config) -> str:
+    """Why the sampled alpha_D window cannot be placed, from the data model: the window needs
+    K(D_lo) >= k_asym_window (asymptotic) and K(D_lo) <= 0.3 D_lo (sparse), and a D_hi 1.5
+    decades up with K(D_hi) <= k_cap (the K x K Gram) and D_hi <= d_cap (sampling is O(D))."""
+    from .config import heaps_D, heaps_K, sparse_D
+
+    d_lo = float(max(heaps_D(cfg.alpha1, cfg.k_asym_window), sparse_D(cfg.alpha1), 30.0))
+    d_hi = 30 * d_lo
+    return (f"not reachable at this scale: the window needs D_lo >= {d_lo:.3g} (K >= "
+            f"{cfg.k_asym_window:g} and K <= 0.3 D) and D_hi = 30 D_lo = {d_hi:.3g} with K(D_hi) = "
+            f"{float(heaps_K(cfg.alpha1, d_hi)):.3g}; the budget allows D <= {cfg.d_cap:g} and K <= "
+            f"{cfg.k_cap} (sampled window here D in [{cfg.d_sampled[0]:g}, {cfg.d_sampled[-1]:g}]); "
+            "the exact-sum slope SS.alpha_D.floor carries the exponent")
 
 
 def record_asymmetry(ledger, cfg: Config, an: dict, ad: dict, dense_df) -> dict:
@@ -158,10 +178,10 @@ def record_asymmetry(ledger, cfg: Config, an: dict, ad: dict, dense_df) -> dict:
     pred = an["de_slope"] / ad["slope_window"]
     rel = (cfg.tol_alpha_n_de_at(an["n"]) / an["de_slope"]
            + (cfg.z_family * cfg.d_slope_sd_at(ad["n"]) + cfg.d_slope_sys) / ad["slope_window"])
-    ledger.check("SS.asymmetry.sparse", r"sparse: $\alpha_N/\alpha_D = \alpha_1+1$ (finite-window theory)",
-                 measured=ratio, predicted=pred, rtol=rel,
-                 rounds=(min(an["n"], ad["n"]), cfg.rounds_min),
-                 note=f"predicted = l_DE slope / E T slope on the sampled windows; asymptotic {cfg.alpha1 + 1:g}")
+    if cfg.valid_alpha_d_window:    # implied by SS.alpha_N.vs_DE and SS.alpha_D.window (identity)
+        ledger.check("SS.asymmetry.sparse", r"sparse: $\alpha_N/\alpha_D = \alpha_1+1$ (finite-window theory)",
+                     measured=ratio, predicted=pred, rtol=rel, kind=_kind("SS.asymmetry.sparse"),
+                     note=f"predicted = l_DE slope / E T slope on the sampled windows; asymptotic {cfg.alpha1 + 1:g}")
     sim = dense_df.pivot(index="seed", columns="D", values="loss")
     fit = fitting.bootstrap_slope(np.asarray(sim.columns, float), sim.values, None, seed=cfg.seed)
     ledger.check("SS.asymmetry.dense", r"dense baseline: $\alpha_D = \alpha_N$ (symmetric)",
@@ -192,7 +212,7 @@ def record_double_descent(ledger, cfg: Config, res: dict) -> dict:
                "(K(D) > 0.3 D, so rank X ~ D) or span under a decade")
         for i, st in (("SS.peak.location.rank_vs_K", r"$\operatorname{rank} X$ tracks $\mathbb E K(D)$"),
                       ("SS.peak.slope", "peak location grows like $\\mathbb E K(D) \\sim D^{1/(\\alpha_1+1)}$")):
-            ledger.inconclusive(i, st, note=why)
+            ledger.inconclusive(i, st, note=why, kind=_kind(i))
     else:
         _record_peak_growth(ledger, cfg, res, EK, Dp, peak_mean, peaks)
     dslope = fitting.loglog_fit(res["d_dense"], res["dense_peaks"]).slope
@@ -284,7 +304,7 @@ def record_alpha_c_sampled(ledger, cfg: Config, law: dict, hi, grid_hi):
         why = ("not run at this scale (its resolution at smoke was 72-78%)" if not cfg.ac_sampled else
                "no sampled surface at a1" if not law else
                f"a1 + {cfg.ac_step:g} is outside the domain or its grid misses a regime at this scale")
-        ledger.inconclusive("SS.alpha_C.sampled", stmt, note=why)
+        ledger.inconclusive("SS.alpha_C.sampled", stmt, note=why, kind=_kind("SS.alpha_C.sampled"))
         return None
     law_hi, _, th_hi, _ = surface_fits(hi, grid_hi)
     lo_s, hi_s = alpha_c_of(law["law"].a, law["law"].b), alpha_c_of(law_hi.a, law_hi.b)
@@ -309,7 +329,7 @@ def record_combined_law(ledger, cfg: Config, grid) -> dict:
                f"sparse regime (needs K(D_max) >= {cfg.k_grid_min:g} and D_max >= 30 D_min, "
                "D_min where K(D) <= 0.3 D)")
         for i, st in (("SS.combined_law", stmt_a), ("SS.combined_law.b", stmt_b)):
-            ledger.inconclusive(i, st, note=why)
+            ledger.inconclusive(i, st, note=why, kind=_kind(i))
         return {}
     law, bayes, th, g = surface_fits(cfg, grid)
     out = {"law": law, "bayes": bayes, "theory": th, "g": g, "done": grid.useed.nunique()}
@@ -428,7 +448,7 @@ def record_relu(ledger, cfg: Config, df) -> dict:
         for i, s in (("SS.relu.floor", rf"ReLU loss $\ge {cfg.relu_floor:g}\times$ the never-seen floor $T_{{obs}}(D)$"),
                      ("SS.relu.asymmetry", r"ReLU features keep $\alpha_D < \alpha_N$"),
                      ("SS.relu.ratio", r"ReLU: $1 < \alpha_N/\alpha_D < \alpha_1+1$")):
-            ledger.inconclusive(i, s, note=why)
+            ledger.inconclusive(i, s, note=why, kind=_kind(i))
         return {}
     dD = df[df.sweep == "D"].pivot(index="seed", columns="D", values="loss")
     tD = df[df.sweep == "D"].pivot(index="seed", columns="D", values="T_obs")
@@ -441,7 +461,7 @@ def record_relu(ledger, cfg: Config, df) -> dict:
     ratio = dD.values / tD.values
     floor = float(np.exp(np.mean(np.log(ratio))))
     ledger.check("SS.relu.floor", rf"ReLU loss $\ge {cfg.relu_floor:g}\times$ the never-seen floor $T_{{obs}}(D)$",
-                 measured=floor, lo=cfg.relu_floor,
+                 measured=floor, lo=cfg.relu_floor, kind=_kind("SS.relu.floor"),
                  note=f"geometric mean of loss / T_obs over D and seeds ({ratio.size} data sets, single ones "
                       f"{ratio.min():.2f}-{ratio.max():.2f}), {cfg.relu_nw} targets: with few targets one data "
                       "set's ratio carries a cross term of mean zero (at a1 = 4 single ratios reached 0.87)")
@@ -454,6 +474,6 @@ def record_relu(ledger, cfg: Config, df) -> dict:
     else:
         for i, s in (("SS.relu.asymmetry", r"ReLU features keep $\alpha_D < \alpha_N$"),
                      ("SS.relu.ratio", r"ReLU: $1 < \alpha_N/\alpha_D < \alpha_1+1$")):
-            ledger.inconclusive(i, s, note="the N sweep is not model-limited (K(D) < 2 N_max) or the D "
+            ledger.inconclusive(i, s, kind=_kind(i), note="the N sweep is not model-limited (K(D) < 2 N_max) or the D "
                                            "sweep spans under a decade at this alpha1 and budget")
     return {"aN": aN, "aD": aD, "floor": floor, "fN": fN, "fD": fD}

@@ -170,6 +170,9 @@ class Config(ChapterConfig):
     # the l_DE slope sits 1.1-1.5% of alpha_N below it at the settings above (a bound from
     # the inputs, not |l_DE slope - alpha_N| itself, which would move with an error in alpha_N)
     an_asym_rel: float = 0.02
+    # SS.alpha_N.level: l_inf / l_DE over the window sits above 1 by the DE's finite-N offset,
+    # 2.5-7.3% (geometric mean, 4 draws) at 8 settings incl. the corners (2026-12-02)
+    an_level_sys: float = 0.08
     # --- 4. data-limited alpha_D
     d_cap: float = 1e5          # largest sampled D (sampling is O(D))
     k_cap: int = 1500           # largest K for the K x K Gram eigendecomposition
@@ -206,10 +209,17 @@ class Config(ChapterConfig):
     dd_seeds: int = 2
     rank_draws: int = 48         # rank draws per D (cheap: no N sweep); SS.peak.slope's noise
     n_dd_points: int = 40
-    # dense peak (N = D): in float64 the D-th direction of dense data is resolved while
-    # lambda_D / lambda_1 = D^-(alpha_N + 1) >= dense_resolve; measured: the peak sits at D for
-    # ratios down to 2.9e-11 and is lost at 2.3e-13 (alpha_N = 6, D = 64: measured slope -0.17)
-    dense_resolve: float = 1e-11
+    # dense peak (N = D): the min-norm fit drops singular values below rtol_pinv s_max; the
+    # D-th direction of Phi = X u^T at N = D has s_D / s_1 ~ (lambda_D / lambda_1)^(1/2) / D,
+    # so the peak is resolved where D^-(alpha_N + 3)/2 >= dense_resolve = 10 rtol_pinv
+    dense_resolve: float = 1e-9
+    dense_octaves: tuple = (8, 16, 32, 64, 128)   # D >= 8: one N step at D = 4 is 25%
+    dense_draws: int = 3        # data sets per D (at least dense_rows / D: one N step is 1/D)
+    dense_rows: int = 96        # the peak of the mean ridgeless / mean ridge over the draws
+    # oracle ridge of the dense peak: penalties relative to mean(s^2) down to 1e-18, below the
+    # smallest kept s^2 (steep spectra: s_min^2 / mean s^2 ~ D^-(alpha_N + 3)); with mus_rel
+    # (smallest 1e-8) the oracle ridge equals ridgeless near N = D and the ratio loses its peak
+    dense_mus_decades: tuple = (-18.0, 1.0)
     peak_band: tuple = (0.8, 1.25)
     rank_lo: float = 0.85        # rank deficiency: two rare coordinates seen only together
     tol_peak_slope: float = 0.1    # dense peak: integer N grid, log(1 +- 1/8) per point over >= 1 decade
@@ -382,9 +392,10 @@ class Config(ChapterConfig):
 
     @property
     def d_sampled(self) -> tuple:
-        """Sampled D grid (N = infinity loss): up to K = k_cap or D = d_cap, 1.5-2 decades."""
+        """Sampled D grid (N = infinity loss): up to K = k_cap or D = d_cap, 2 decades, or
+        from K = k_asym_window where that is higher (at least 1.5 decades)."""
         hi = float(min(self.d_cap, heaps_D(self.alpha1, self.k_cap)))
-        lo = max(30.0, hi / 100.0)
+        lo = max(30.0, min(hi / 30.0, max(hi / 100.0, float(heaps_D(self.alpha1, self.k_asym_window)))))
         return _geo_ints(lo, hi, self.d_points)
 
     def tol_alpha_n_de_at(self, n: int) -> float:
@@ -435,10 +446,27 @@ class Config(ChapterConfig):
 
     @property
     def d_dense_peak(self) -> tuple:
-        """Dense data sizes for the N = D peak: the four largest of 4..128 (octaves) whose
-        D-th direction float64 resolves (D^-(alpha_N + 1) >= dense_resolve)."""
-        ok = [D for D in (4, 8, 16, 32, 64, 128) if D ** -(self.alpha_N + 1) >= self.dense_resolve]
+        """Dense data sizes for the N = D peak: the four largest dense_octaves whose D-th
+        direction the min-norm fit resolves (D^-(alpha_N + 3)/2 >= dense_resolve)."""
+        ok = [D for D in self.dense_octaves if D ** (-(self.alpha_N + 3) / 2) >= self.dense_resolve]
         return tuple(ok[-4:])
+
+    def dense_draws_at(self, D: int) -> int:
+        return int(max(self.dense_draws, -(-self.dense_rows // int(D))))
+
+    @property
+    def n_dense(self) -> tuple:
+        """N grid of the dense peak: 8 points per octave (every octave D on it) from D_min/2 to
+        2 D_max, and every integer within 2 of each D."""
+        d = self.d_dense_peak
+        k = np.arange(8 * np.log2(d[0] / 2), 8 * np.log2(2 * max(d)) + 1)
+        g = np.round(2.0 ** (k / 8)).astype(int)
+        return tuple(int(v) for v in np.unique(np.concatenate([g] + [np.arange(D - 2, D + 3) for D in d])))
+
+    @property
+    def dense_mus(self) -> tuple:
+        lo, hi = self.dense_mus_decades
+        return (0.0,) + tuple(float(v) for v in 10.0 ** np.arange(lo, hi + 1e-9, 0.5))
 
     def sparse_regime(self, D: float) -> bool:
         """K(D) <= 0.3 D: most rows are distinct in their rare coordinates, rank X ~ K(D).

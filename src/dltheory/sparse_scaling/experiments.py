@@ -205,12 +205,14 @@ def double_descent(cfg: Config) -> dict:
     rank_draws = [np.array([observe(sample_sparse(spec, D, [cfg.seed, 402, i, k]), spec).rank
                             for k in range(cfg.rank_draws_at(D))], dtype=float)
                   for i, D in enumerate(cfg.d_dd)]
-    d_dense = cfg.d_dense_peak
-    n_dense = np.unique(np.geomspace(4, 4 * max(d_dense), cfg.n_dd_points).astype(int))
+    d_dense, n_dense = cfg.d_dense_peak, np.asarray(cfg.n_dense)
     u = gaussian_features(int(n_dense.max()), cfg.m_dd, cfg.seed + 450, device=_dev())
     S, _ = feature_moments(u, spec.lam)
-    dense_c = {D: dense_n_sweep(spec, u, S, D, n_dense, cfg.mus_rel, [cfg.seed, 451, i])
-               for i, D in enumerate(d_dense)}
+    dense_c = {}
+    for i, D in enumerate(d_dense):       # mean over dense_draws_at(D) data sets
+        runs = [dense_n_sweep(spec, u, S, D, n_dense, cfg.dense_mus, [cfg.seed, 451, i, k])
+                for k in range(cfg.dense_draws_at(D))]
+        dense_c[D] = {key: np.mean([r[key] for r in runs], axis=0) for key in ("ridgeless", "ridge")}
     dense_peaks = [peak_location(n_dense, r["ridgeless"], r["ridge"]) for r in dense_c.values()]
     return {"curves": curves, "rank_mean": np.array([r.mean() for r in rank_draws]),
             "rank_draws": rank_draws,

@@ -34,7 +34,7 @@ echo "== every chapter at the paper scale on the CPU, ${DLTHEORY_PAPER_BUDGET:-6
 # the paper code paths (sizes, float32 sweeps, tasks under a budget) run here before any
 # GPU sees them; every chapter must end with its ledger, a budget record and no hard FAIL.
 # Time over the budget (a loaded machine) is printed as a figure, not a failure; the cap
-# (4 x budget + 600 s) only stops a hang. Under a budget the chapters' pre-registered
+# (10 x budget + 1200 s) only stops a hang. Under a budget the chapters' pre-registered
 # decidability rule is off (claims.Ledger keys on identity["budget"]).
 t=$SECONDS
 (

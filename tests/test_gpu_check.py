@@ -43,7 +43,7 @@ def test_capped_run_resumes_and_the_report_names_budget_rounds_and_resolution(tm
     assert done.returncode == 0, done.stdout + done.stderr
     rep, row = _report(tmp_path)
     assert (row["status"], row["exit"], row["runs"], rep["scale"]) == ("ok", 0, 2, "smoke")
-    assert rep["budget_s"] == 30.0 and rep["cap_s"] == 720.0     # 4 * 30 + 600: a hang stop
+    assert rep["budget_s"] == 30.0 and rep["cap_s"] == 1500.0    # 10 * 30 + 1200: a hang stop
     assert rep["problems"] == [] and rep["budget_figures"][0].startswith(
         "00_gradient_flow: budget 30 s, spent ")
     claims = row["claims"]

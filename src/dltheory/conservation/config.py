@@ -136,7 +136,7 @@ class Config(ChapterConfig):
     lm_windows: tuple = (0.32, 3.2, 32.0)  # LM windows: largest tau k lambda_max
     lm_long_tau: float = 0.1      # step of the longer LM runs (figure only)
     lm_long_steps: int = 60       # their length
-    tol_late: float = 0.15        # char-LM late window alpha - beta
+    tol_late: float = 0.031       # late-window alpha - beta (char-LM; the ViT's too)
     late_tau_lam: float = 0.1     # the late window keeps tau lam_max below this (rules)
     vit_dim: dict = field(default_factory=lambda: dict(d=32, H=4, dk=8, dv=8, m=32, patch=2))
     vit_n: int = 128              # digits images of the ViT

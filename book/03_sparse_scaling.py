@@ -190,7 +190,7 @@ checks.record_data(ledger, cfg, dm, asym)
 # the ridge path of the reduced problem (one SVD of an $r\times N$ matrix per data set and
 # feature draw):
 #
-# ````{dropdown} `ridge_path` in `src/dltheory/sparse_scaling/linear.py`
+# ````{dropdown} The code: ridge_path in src/dltheory/sparse_scaling/linear.py
 # ```{literalinclude} ../src/dltheory/sparse_scaling/linear.py
 # :pyobject: ridge_path
 # ```

@@ -67,3 +67,17 @@ def test_two_term_fit_recovers_parameters():
     assert floor.E == pytest.approx(0.01, rel=0.05)
     with pytest.raises(ValueError, match="positive"):
         fitting.fit_two_term(N, D, -L)
+
+
+def test_interval_helpers_live_in_fitting():
+    x = np.random.default_rng(0).normal(1.0, 0.5, 40)
+    m, lo, hi = fitting.mean_ci(x)
+    assert lo < m < hi and m == pytest.approx(x.mean())
+    assert hi - lo == pytest.approx(2 * 2.0227 * x.std(ddof=1) / np.sqrt(40), rel=1e-3)
+    bm, blo, bhi = fitting.bootstrap_mean_ci(x, seed=1)
+    assert bm == m and blo < m < bhi and bhi - blo == pytest.approx(hi - lo, rel=0.25)
+    assert fitting.bootstrap_mean_ci(x, seed=1) == (bm, blo, bhi)     # seeded
+    with pytest.raises(ValueError):
+        fitting.mean_ci([1.0])
+    with pytest.raises(ValueError):
+        fitting.bootstrap_mean_ci([1.0, np.nan], seed=0)

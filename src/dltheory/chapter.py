@@ -124,11 +124,12 @@ def start(name: str, scale: str | None = None, *, device: str | None = None,
     (``provenance.run_identity``) and the chapter's ``rules`` module where it has one;
     ``echo``: the ledger prints each claim as it is recorded. ``ledger.runtime`` is the
     ``runtime.Runtime`` of the run."""
-    from . import claims, plotting, provenance, runtime
+    from . import claims, mutations, plotting, provenance, runtime
 
     ch = get(name)
     cfg = module(ch.name, "config").Config.for_scale(scale, **knobs)
     rt = runtime.setup(cfg.scale, config=cfg, device=device, dtype=dtype)
+    mutations.activate_from_env()     # idempotent: plants $DLTHEORY_MUTATION once, if set
     plotting.use_style()
     ledger = claims.Ledger(ch.name, scale=cfg.scale, device=rt.device,
                            identity=provenance.run_identity(cfg, ch.name), echo=echo,

@@ -1,5 +1,7 @@
-"""Power-law fitting: log-log OLS over a declared window, local slopes, bootstrap
-intervals over seeds, and the two-term law ``L = A x^-a + B y^-b (+ E)``.
+"""Fits and intervals: log-log OLS over a declared window, local slopes, bootstrap
+intervals over seeds, the two-term law ``L = A x^-a + B y^-b (+ E)``, and intervals for a
+mean (``mean_ci``: Student t; ``bootstrap_mean_ci``: percentile bootstrap). The one module
+for both: chapters take their fits and intervals from here.
 
 All functions take numpy arrays (or anything ``np.asarray`` accepts) and return small
 frozen dataclasses. Windows are closed intervals on x; points with non-positive x or y
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
+from . import validation
 from .validation import as_generator
 
 
@@ -210,3 +213,37 @@ def fit_two_term(x, y, L, *, with_floor: bool = False,
     E = float(np.exp(z[4])) if with_floor else 0.0
     rmse = float(np.sqrt(np.mean(resid(z) ** 2)))
     return TwoTermFit(float(np.exp(z[0])), float(z[1]), float(np.exp(z[2])), float(z[3]), E, rmse)
+
+
+# --------------------------------------------------------------------------- intervals
+def mean_ci(x, level: float = 0.95) -> tuple[float, float, float]:
+    """``(mean, lo, hi)``: the mean of the samples ``x`` and its Student-t interval at
+    ``level`` (at least 2 finite samples)."""
+    from scipy import stats
+
+    x = np.asarray(x, dtype=float).ravel()
+    validation.real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
+    if x.size < 2:
+        raise ValueError(f"x: need at least 2 samples, got {x.size}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("x must be finite")
+    m, se = x.mean(), x.std(ddof=1) / np.sqrt(x.size)
+    half = stats.t.ppf(0.5 + level / 2, x.size - 1) * se
+    return float(m), float(m - half), float(m + half)
+
+
+def bootstrap_mean_ci(x, *, n_boot: int = 2000, level: float = 0.95,
+                      seed: int | np.random.Generator) -> tuple[float, float, float]:
+    """``(mean, lo, hi)``: the mean of ``x`` (n >= 2 values) and its percentile bootstrap
+    interval at ``level`` from ``n_boot`` resamples drawn from ``seed``."""
+    x = validation.array("x", x).ravel()
+    if x.size < 2:
+        raise ValueError(f"x needs >= 2 values, got {x.size}")
+    validation.integer("n_boot", n_boot, lo=10)
+    level = validation.real("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
+    rng = as_generator(seed)
+    idx = rng.integers(0, x.size, size=(n_boot, x.size))
+    means = x[idx].mean(1)
+    a = (1 - level) / 2
+    lo, hi = np.quantile(means, [a, 1 - a])
+    return float(x.mean()), float(lo), float(hi)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import seeds
 from ..fitting import bootstrap_slope, loglog_fit
 
 
@@ -30,9 +31,9 @@ def drift_fits(table, cfg):
     by_tau = table[table.sweep == "tau"].pivot(index="start", columns="tau", values="drift")
     by_k = table[table.sweep == "k"].pivot(index="start", columns="k", values="drift")
     fit_tau = bootstrap_slope(by_tau.columns.to_numpy(), by_tau.to_numpy(), n_boot=cfg.n_boot,
-                              seed=cfg.seed)
+                              seed=seeds.numpy(cfg.seed, "bootstrap", "tau"))
     fit_k = bootstrap_slope(by_k.columns.to_numpy(), by_k.to_numpy(), window=(1, cfg.k_early),
-                            n_boot=cfg.n_boot, seed=cfg.seed)
+                            n_boot=cfg.n_boot, seed=seeds.numpy(cfg.seed, "bootstrap", "k"))
     return fit_tau, fit_k
 
 

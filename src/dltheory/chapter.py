@@ -50,6 +50,7 @@ class Chapter:
         return f"{self.number:02d}"
 
 
+#: every chapter, in book order: the one place that lists them
 REGISTRY: tuple[Chapter, ...] = (
     Chapter(0, "gradient_flow", "dltheory.gradient_flow", "GF", "book/00_gradient_flow.py"),
     Chapter(1, "conservation_laws", "dltheory.conservation", "CL",

@@ -40,8 +40,10 @@ __all__ = ["chapter_source", "git_state", "package_sha256", "file_sha256", "code
 
 #: chapter (ledger name) -> its own subpackage, relative to the package (``chapter.REGISTRY``)
 CHAPTER_MODULES = _chapter.View(lambda c: (c.subpackage,))
-#: files that never decide a verdict: figures draw, the page-side readers re-check
-NOT_JUDGING = ("figures.py", "plotting.py", "ledgers.py", "calibration.py")
+#: files that never decide a verdict: figures draw, the page-side readers re-check, the
+#: toolkit (tools, quadratic) serves a reader's own model
+NOT_JUDGING = ("figures.py", "plotting.py", "ledgers.py", "calibration.py",
+               "tools.py", "quadratic.py", "toolkit.py")
 
 
 def file_sha256(path: str | Path) -> str:

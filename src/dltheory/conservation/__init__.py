@@ -85,3 +85,20 @@ __all__ = [
     "EarlyWindow", "ExponentFit", "Trajectory", "early_window", "errors_at", "fit_tau_k",
     "sharpness", "sweep", "train", "train_gd_batched",
 ]
+
+
+def __getattr__(name):
+    """The toolkit functions (``tools.py``, ``quadratic.py``: for a reader's own model),
+    loaded on first use and kept out of the chapter's verdict-deciding imports."""
+    import importlib
+
+    for mod in ("tools", "quadratic"):
+        try:
+            m = importlib.import_module(f"{__name__}.{mod}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{mod}":
+                raise
+            continue
+        if hasattr(m, name):
+            return getattr(m, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,6 +18,16 @@ from .models import FFN, MHA, MoE, NormSwiGLU, SwiGLU
 NAMES = {"gd": "GD", "sgd": "SGD", "heavy_ball": "heavy ball", "adam": "Adam"}
 
 
+def _tag(cfg: Config, data: str, *tables) -> str:
+    """Title tag: the data, the scale, and the seed rounds the tables' sweeps completed
+    (``df.attrs["rounds"]``; budgeted runs may stop early)."""
+    rounds = [t.attrs["rounds"] for t in tables
+              if t is not None and isinstance(t.attrs.get("rounds"), (tuple, list))]
+    done = "" if not rounds else \
+        f", {min(r[0] for r in rounds)} of {max(r[1] for r in rounds)} seed rounds"
+    return f"{data}, {cfg.scale}{done}"
+
+
 def spectra(counts: pd.DataFrame, cfg: Config, names=("gelu", "swiglu", "mha_rope", "moe_topk")):
     cols = min(2, len(names))     # at most two panels per row: legible at the column width
     rows = -(-len(names) // cols)
@@ -37,7 +47,7 @@ def spectra(counts: pd.DataFrame, cfg: Config, names=("gelu", "swiglu", "mha_rop
     for i in range(0, len(names), cols):
         axes[i].set_ylabel(r"singular value / $s_1$")
     axes[0].legend(loc="lower left")
-    fig.suptitle(f"Spectra of Jacobian rows and brackets ({plotting.scale_tag(cfg.scale, 'random inputs')})")
+    fig.suptitle(f"Spectra of Jacobian rows and brackets ({_tag(cfg, 'random inputs')})")
     return fig
 
 
@@ -59,7 +69,7 @@ def gd_collapse(win: pd.DataFrame, fits: pd.DataFrame, cfg: Config):
     axes[0].set_ylabel(r"$\max|h_k - h_0|\;/\;\tau^2$")
     axes[0].legend()
     fig.suptitle(f"GD: drift divided by $\\tau^2$ collapses "
-                 f"({plotting.scale_tag(cfg.scale, 'teacher regression')})")
+                 f"({_tag(cfg, 'teacher regression', win)})")
     return fig
 
 
@@ -90,7 +100,7 @@ def optimisers(win: pd.DataFrame, fits: pd.DataFrame, ident: pd.DataFrame, cfg: 
     ax.set(xlabel="step $k$", ylabel=r"$\sum_i |h_i(\theta_k)|$ / initial",
            title=rf"weight decay $\lambda={cfg.wd_lambda}$, $\tau={cfg.id_tau}$")
     ax.legend()
-    fig.suptitle(f"Optimisers and the laws ({plotting.scale_tag(cfg.scale, 'teacher regression')})")
+    fig.suptitle(f"Optimisers and the laws ({_tag(cfg, 'teacher regression', win)})")
     return fig
 
 
@@ -117,7 +127,7 @@ def matched(mp: pd.DataFrame, cfg: Config):
         ax.yaxis.set_minor_formatter(plt.NullFormatter())
     axes[0].legend()    # the same blocks and colours in both panels
     axes[0].set_ylabel(r"$\max|h_{k^*}-h_0|$")
-    fig.suptitle(f"Drift at matched learning progress ({plotting.scale_tag(cfg.scale, 'teacher regression')})")
+    fig.suptitle(f"Drift at matched learning progress ({_tag(cfg, 'teacher regression', mp)})")
     return fig
 
 
@@ -148,7 +158,7 @@ def lm(lm_fits: pd.DataFrame, long: pd.DataFrame, cfg: Config, data: str):
     ax.set(xscale="log", yscale="log", xlabel="step $k$", ylabel=r"$\max|h_k - h_0|$ per family",
            title="char-LM: laws along training")
     ax.legend(ncol=2)
-    fig.suptitle(f"Char-LM ({plotting.scale_tag(cfg.scale, data)})")
+    fig.suptitle(f"Char-LM ({_tag(cfg, data)})")
     return fig
 
 
@@ -169,7 +179,7 @@ def real_data_tau(lm: pd.DataFrame, vit: pd.DataFrame, cfg: Config):
                         title=f"{title}: early (circles), late (squares)")
     axes[0].set_ylabel(r"$\max|h_k-h_0|\,/\,k$")
     axes[0].legend()
-    fig.suptitle(f"Drift per step on real data ({plotting.scale_tag(cfg.scale, 'text / digits')})")
+    fig.suptitle(f"Drift per step on real data ({_tag(cfg, 'text / digits', lm, vit)})")
     return fig
 
 

@@ -83,6 +83,9 @@ runtime.show(figures.headline(counts, cfg), "cl_headline")
 # the number of independent conservation laws found numerically, $D - \operatorname{rank}$ of
 # the Jacobian rows and their Lie brackets, and the tick the number derived from the block's
 # symmetries: smooth activations leave none, multiplicative blocks keep several (section 4).
+# The last two rows are sigmoid routers: normalised, $\sigma(z)/\sum_e\sigma(z_e)$, and
+# centred, $\sigma(z - \bar z)$; only a gate unchanged by a common shift of its logits keeps
+# the router sum (section 4.3).
 #
 # ```{admonition} Takeaway
 # :class: tip

@@ -121,3 +121,132 @@ def test_size_limit_refuses_with_the_limit_named():
     m = nn.Sequential(nn.Linear(8, 8, bias=False), nn.Linear(8, 2, bias=False))
     with pytest.raises(ValueError, match=r"80 parameters, over the limit max_params=64"):
         quadratic_laws(m, in_shape=(8,))
+
+
+# ------------------------------------------------------------------ chapter 2
+def test_predict_finetune_lazy_limit_and_simulation():
+    from dltheory.pretrain_finetune import predict_finetune, simulate_finetune
+
+    # large c_PT: the potential is L2 (lazy), the minimum-norm error is (1 - alpha) E beta^2
+    lazy = predict_finetune(0.2, 0.5, 0.05, [0.35], c_pt=10.0, gamma=1e-3)
+    assert lazy.regime == "lazy" and lazy.ell > 1.99
+    assert lazy.error[0] == pytest.approx(1 - 0.35, rel=0.01)
+    # small c_PT: rich on the new features; against a direct simulation
+    rich = predict_finetune(0.2, 0.5, 0.05, [0.35], c_pt=1e-3, gamma=1e-3)
+    assert rich.ell_by_kind["new"] < 1.3 < rich.ell_by_kind["shared"]
+    mean, se = simulate_finetune(0.2, 0.5, 0.05, [0.35], c_pt=1e-3, gamma=1e-3, d=400,
+                                 seeds=range(4))
+    assert abs(mean[0] - rich.error[0]) < 3 * se[0] + 0.05 * rich.error[0]
+    assert rich.error[0] < 0.6 * lazy.error[0]
+
+
+# ------------------------------------------------------------------ chapter 3
+def _mc_loss_N(p, s2, N, seed, n_w=4000):
+    """Monte Carlo over targets w of min_theta sum_j lam_j (u^T theta - w)_j^2 with an
+    explicit pseudo-inverse (independent of the QR leverage algorithm)."""
+    from dltheory.sparse_scaling.linear import gaussian_features
+
+    order = np.argsort(-(p * s2), kind="stable")
+    lam = (p * s2)[order]
+    u = gaussian_features(N, len(p), seed).numpy()
+    A = np.sqrt(lam)[:, None] * u.T                       # (M, N)
+    W = np.random.default_rng(5).standard_normal((len(p), n_w)) * np.sqrt(lam)[:, None]
+    R = W - A @ (np.linalg.pinv(A) @ W)
+    losses = (R**2).sum(0)
+    return losses.mean(), losses.std() / np.sqrt(n_w)
+
+
+def test_scaling_curves_against_monte_carlo_for_an_arbitrary_spectrum():
+    from dltheory.sparse_scaling import scaling_curves
+
+    rng = np.random.default_rng(0)
+    M = 120
+    p = np.clip(rng.uniform(0.001, 0.3, M) * np.exp(-np.arange(M) / 40), 1e-4, 1)  # not a power law
+    s2 = rng.uniform(0.5, 2.0, M)
+    c = scaling_curves(p, s2, [5, 20], [10, 200], seed=3)
+    for k, N in enumerate([5, 20]):
+        m, se = _mc_loss_N(p, s2, N, 3)
+        assert abs(c.loss_N[k] - m) < 4 * se
+    # D: Monte Carlo of the never-seen loss with Bernoulli activations
+    order = np.argsort(-(p * s2), kind="stable")
+    ps, lam = p[order], (p * s2)[order]
+    for k, D in enumerate([10, 200]):
+        seen = (rng.random((2000, D, M)) < ps).any(1) if D <= 10 else \
+            (1 - rng.binomial(D, ps, size=(2000, M)).astype(bool).astype(float)) == 0
+        T = ((~seen) * lam).sum(1)
+        assert abs(c.loss_D[k] - T.mean()) < 4 * T.std() / np.sqrt(len(T))
+
+
+def test_scaling_curves_power_law_exponents():
+    from dltheory.sparse_scaling import scaling_curves
+
+    j = np.arange(1, 3001.0)
+    c = scaling_curves(j**-1.5, j**-1.0, [50, 100, 200, 400], [100, 300, 1000, 3000])
+    assert (c.alpha1, c.alpha2) == pytest.approx((0.5, 0.0), abs=1e-9)
+    assert c.alpha_N == pytest.approx(1.5) and c.alpha_D == pytest.approx(1.0)
+    assert c.slope_N == pytest.approx(c.alpha_N, abs=0.15)
+    assert c.slope_D == pytest.approx(c.alpha_D, abs=0.1)
+
+
+# ------------------------------------------------------------------ chapter 4
+class _Res(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.f = nn.Sequential(nn.Linear(d, d), nn.Tanh(), nn.Linear(d, d))
+
+    def forward(self, x):
+        return x + self.f(x)
+
+
+class _Net(nn.Module):
+    def __init__(self, d=6, L=2):
+        super().__init__()
+        self.inp = nn.Linear(5, d)
+        self.blocks = nn.ModuleList(_Res(d) for _ in range(L))
+        self.out = nn.Linear(d, 3)
+
+    def forward(self, x, insert=None):
+        x = self.inp(x)
+        for k, b in enumerate(self.blocks):
+            x = b(x)
+            if insert is not None and insert[0] == k:
+                x = x + insert[1](x)
+        return self.out(x)
+
+
+def test_insertion_signals_against_finite_differences_of_the_test_risk():
+    from dltheory.depth_expansion import insertion_signals
+    from dltheory.depth_expansion.models import ZeroInitBlock
+
+    torch.manual_seed(0)
+    net = _Net()
+    X, Xt = torch.randn(200, 5), torch.randn(300, 5)
+    teacher = torch.randn(5, 3)
+    y, yt = (X @ teacher).argmax(1), (Xt @ teacher).argmax(1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for _ in range(30):
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(X), y).backward()
+        opt.step()
+    sigs = insertion_signals(net, net.blocks, X, y, X_test=Xt, y_test=yt, hidden=4, seed=7,
+                             n_boot=200)
+    assert len(sigs) == 2
+    eps = 1e-5
+    for s in sigs:
+        new = ZeroInitBlock(6, 4, seed=7 + s.point)
+
+        def test_risk(e):
+            def h(z):
+                return nn.functional.relu(z @ new.U.weight.T) @ (e * s.v).T
+            with torch.no_grad():
+                ce = nn.functional.cross_entropy(net(Xt, insert=(s.point, h)), yt,
+                                                 reduction="none").clamp(max=5.0)
+            return float(ce.mean())
+
+        # dL_test/deps along V = +eps v; the gain rate along V = -eta v is the same number
+        fd = (test_risk(eps) - test_risk(-eps)) / (2 * eps)
+        assert s.test_slope == pytest.approx(fd, rel=1e-5, abs=1e-10)
+        assert s.test_ci[0] <= s.test_slope <= s.test_ci[1]
+        assert s.gamma > 0 and s.new.train <= s.old.train
+        rb = s.route_b
+        assert rb.identity_sum == pytest.approx(rb.lhs, abs=1e-12)

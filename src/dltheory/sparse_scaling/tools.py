@@ -49,9 +49,12 @@ class ScalingCurves:
 
 
 def slope(x, y) -> float:
-    """``-d log y / d log x`` by least squares over the upper half of the points."""
+    """``-d log y / d log x`` by least squares over the upper half of the points (nan for
+    fewer than 2 points)."""
     x, y = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
-    h = len(x) // 2
+    if len(x) < 2:
+        return float("nan")
+    h = min(len(x) // 2, len(x) - 2)
     return float(-np.polyfit(x[h:], y[h:], 1)[0])
 
 

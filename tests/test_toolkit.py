@@ -134,6 +134,7 @@ def test_predict_finetune_lazy_limit_and_simulation():
     # small c_PT: rich on the new features; against a direct simulation
     rich = predict_finetune(0.2, 0.5, 0.05, [0.35], c_pt=1e-3, gamma=1e-3)
     assert rich.ell_by_kind["new"] < 1.3 < rich.ell_by_kind["shared"]
+    assert rich.regime == "mixed (rich on new features)"
     mean, se = simulate_finetune(0.2, 0.5, 0.05, [0.35], c_pt=1e-3, gamma=1e-3, d=400,
                                  seeds=range(4))
     assert abs(mean[0] - rich.error[0]) < 3 * se[0] + 0.05 * rich.error[0]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .bias import ft_scales, solve_bias
-from .data import Task, gen_error, sample_design, sample_teachers
+from .data import Task, rel_error, sample_design, sample_teachers
 from .regimes import l_order_pd
 from .replica import replica_error
 
@@ -41,9 +41,15 @@ class FinetunePrediction:
 
     @property
     def regime(self) -> str:
-        """"lazy" (l-order above 1.5: the potential is L2-like, no sparsity bias) or "rich"
-        (below: L1-like, the FT solution is sparse)."""
-        return "lazy" if self.ell > 1.5 else "rich"
+        """"lazy" (l-order above 1.5 on every FT support kind: the potential is L2-like,
+        no sparsity bias), "rich" (below 1.5 on every kind: L1-like, the FT solution is
+        sparse), or "mixed (rich on new features)" and the like when the kinds differ."""
+        lazy = {k: v > 1.5 for k, v in self.ell_by_kind.items()}
+        if all(lazy.values()):
+            return "lazy"
+        if not any(lazy.values()):
+            return "rich"
+        return "mixed (rich on " + ", ".join(f"{k} features" for k, v in lazy.items() if not v) + ")"
 
 
 def predict_finetune(rho_pt: float, rho_sh: float, rho_new: float, alpha_ft, *,
@@ -73,7 +79,9 @@ def simulate_finetune(rho_pt: float, rho_sh: float, rho_new: float, alpha_ft, *,
                       seeds=range(4)) -> tuple[np.ndarray, np.ndarray]:
     """Direct simulation of the same FT error (perfect PT): draw teachers and a Gaussian
     design of ``N = alpha_ft d`` rows, minimise the FT potential exactly, average over seeds.
-    Returns ``(mean, standard error)`` at each ``alpha_ft``."""
+    The error is ``||beta - beta*||^2 / ||beta*||^2`` (the chapter's ``rel_error``: the same
+    replica limit as ``/ D`` since ``E beta*^2 = 1``, without the teacher's energy
+    fluctuating from draw to draw). Returns ``(mean, standard error)`` at each ``alpha_ft``."""
     task = Task(rho_pt, rho_sh, rho_new)
     a = np.atleast_1d(np.asarray(alpha_ft, dtype=float))
     errs = np.zeros((len(list(seeds)), len(a)))
@@ -83,6 +91,6 @@ def simulate_finetune(rho_pt: float, rho_sh: float, rho_new: float, alpha_ft, *,
         Xfull = sample_design(int(np.ceil(a.max() * d)), d, [s, 1])
         for j, x in enumerate(a):
             X = Xfull[:max(1, int(round(x * d)))]
-            errs[i, j] = gen_error(solve_bias(X, X @ b_ft, c).beta, b_ft)
+            errs[i, j] = rel_error(solve_bias(X, X @ b_ft, c).beta, b_ft)
     n = errs.shape[0]
     return errs.mean(0), errs.std(0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros(len(a))

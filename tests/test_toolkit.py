@@ -6,8 +6,7 @@ import pytest
 import torch
 from torch import nn
 
-from dltheory.conservation import (FFN, MHA, MoE, SwiGLU, count_laws, quadratic_laws,
-                                   theory_count)
+from dltheory.conservation import FFN, MHA, MoE, SwiGLU, count_laws, quadratic_laws, theory_count
 
 torch.set_default_dtype(torch.float64)
 
@@ -236,7 +235,7 @@ def test_insertion_signals_against_finite_differences_of_the_test_risk():
     for s in sigs:
         new = ZeroInitBlock(6, 4, seed=7 + s.point)
 
-        def test_risk(e):
+        def test_risk(e, new=new, s=s):
             def h(z):
                 return nn.functional.relu(z @ new.U.weight.T) @ (e * s.v).T
             with torch.no_grad():

@@ -32,7 +32,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .bounds import RouteA, RouteB, Risks, route_a, route_b
+from .bounds import Risks, RouteA, RouteB, route_a, route_b
 from .models import ZeroInitBlock
 from .signal import B_DEFAULT, bootstrap_mean_ci, clipped_ce
 

@@ -69,8 +69,8 @@ def predict_finetune(rho_pt: float, rho_sh: float, rho_new: float, alpha_ft, *,
     on = b_ft > 0                                     # FT support: (PT on, FT on), (PT off, FT on)
     ell, pd = l_order_pd(b_ft[on], b_pt[on], c_pt, lam_pt, gamma)
     w = p[on] / p[on].sum()
-    kinds = dict(zip(["shared", "new"], ell))
-    kinds = {k: float(v) for k, v, q in zip(kinds, kinds.values(), p[on]) if q > 0}
+    kinds = {k: float(e) for k, e, q in zip(("shared", "new"), ell, p[on], strict=True)
+             if q > 0}
     return FinetunePrediction(a, err, float(w @ ell), float(w @ pd), kinds)
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .data import exponent_D, exponent_N, SparseSpectrum
+from .data import SparseSpectrum, exponent_D, exponent_N
 from .linear import gaussian_features, loss_infinite_data
 from .theory import expected_floor, loss_de
 

@@ -183,3 +183,14 @@ def test_named_streams_are_stable_and_independent():
         seeds.numpy(-1, "x")
     with pytest.raises(ValueError, match="seed"):
         seeds.numpy(True)
+
+
+def test_start_stops_on_a_misspelt_papermill_parameter():
+    """A papermill ``-p K_FIXD 3`` lands in the notebook as a variable the chapter never
+    reads: ``start`` names it before anything runs (the caller's globals by default)."""
+    with pytest.raises(ValueError, match="unknown parameter K_FIXD.*allowed: .*K_FIXED"):
+        chapter.start("gradient_flow", "smoke", namespace={"K_FIXD": 3, "SEED": 0})
+    ns = {"__name__": "__main__", "K_FIXD": 3}
+    with pytest.raises(ValueError, match="K_FIXD"):
+        exec("from dltheory import chapter\nchapter.start('gradient_flow', 'smoke')", ns)
+    assert chapter.start.__kwdefaults__["namespace"] is None

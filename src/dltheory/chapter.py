@@ -113,8 +113,13 @@ def module(name: str | int, role: str, *, optional: bool = False):
         raise
 
 
+#: UPPER_CASE names the chapters' install cell defines before ``start``
+NOTEBOOK_CONSTANTS = ("SPEC", "REPO", "TAG")
+
+
 def start(name: str, scale: str | None = None, *, device: str | None = None,
-          dtype: str = "float64", echo: bool = True, **knobs: Any):
+          dtype: str = "float64", echo: bool = True, namespace: dict | None = None,
+          **knobs: Any):
     """Start a chapter run; returns ``(cfg, ledger)``.
 
     ``knobs``: the parameters cell's names (``SEED=0, ALPHA1=1.0``; Config field names work
@@ -124,11 +129,23 @@ def start(name: str, scale: str | None = None, *, device: str | None = None,
     the plot style, and the ``claims.Ledger`` carrying the run identity
     (``provenance.run_identity``) and the chapter's ``rules`` module where it has one;
     ``echo``: the ledger prints each claim as it is recorded. ``ledger.runtime`` is the
-    ``runtime.Runtime`` of the run."""
-    from . import claims, mutations, plotting, provenance, runtime
+    ``runtime.Runtime`` of the run.
+
+    ``namespace``: the notebook's globals (default: the caller's, when it is a script or a
+    kernel's ``__main__``). An UPPER_CASE name there that is neither a knob nor ``SEED``,
+    ``SCALE``, ``BUDGET`` (a papermill ``-p K_FIXD 3`` typo) is a ``ValueError`` naming it
+    and the allowed parameters (``chapter_config.check_parameters``)."""
+    import sys
+
+    from . import chapter_config, claims, mutations, plotting, provenance, runtime
 
     ch = get(name)
-    cfg = module(ch.name, "config").Config.for_scale(scale, **knobs)
+    config_cls = module(ch.name, "config").Config
+    if namespace is None:
+        caller = sys._getframe(1).f_globals
+        namespace = caller if caller.get("__name__") == "__main__" else {}
+    chapter_config.check_parameters(namespace, config_cls, ignore=NOTEBOOK_CONSTANTS)
+    cfg = config_cls.for_scale(scale, **knobs)
     rt = runtime.setup(cfg.scale, config=cfg, device=device, dtype=dtype)
     mutations.activate_from_env()     # idempotent: plants $DLTHEORY_MUTATION once, if set
     plotting.use_style()

@@ -88,7 +88,7 @@ LOWRANK_DRAWS = 600
 
 # ---- pre-registered power of the scaling claims --------------------------------------------
 # The seed-to-seed spread of each statistic at `standard`, as (s.e. of the statistic, seeds
-# it was measured over), from the standard run quoted in issue #32 (grid: 4 seeds per cell;
+# it was measured over), from the standard run of 2026-12-01 (grid: 4 seeds per cell;
 # observability: 5 seeds per width), and the effect each must be able to detect: the size
 # that run measured (the paper gives no number; a smaller true effect needs more seeds).
 POWER = 0.8

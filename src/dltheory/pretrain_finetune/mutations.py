@@ -113,7 +113,7 @@ ENTRIES = [
     Mutation("pretrain_finetune:replica_error_high_20pct", f"{P}.replica:ScalarChannel.solve",
              "every replica error prediction 20% high", "+20%", "rescaling",
              _solve_error(lambda r: 1.2 * r.error), ("PF.replica.vs_sim_ratio",)),
-    # experiment side and judging code (issue #29)
+    # experiment side and judging code
     Mutation("pretrain_finetune:gd_fixed_step", f"{P}.experiments:gd_step",
              "GD step fixed at 0.04 instead of following the loss's sharpness", "step x 13 past 2/S (regime III)",
              "constant", _fixed_step, ("PF.gd.stable_step",)),

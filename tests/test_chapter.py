@@ -194,3 +194,12 @@ def test_start_stops_on_a_misspelt_papermill_parameter():
     with pytest.raises(ValueError, match="K_FIXD"):
         exec("from dltheory import chapter\nchapter.start('gradient_flow', 'smoke')", ns)
     assert chapter.start.__kwdefaults__["namespace"] is None
+
+
+def test_start_ignores_imported_upper_case_objects():
+    """An imported constant (``from ... import FULL_OVERLAP``, a Task) is not a parameter."""
+    class Task:
+        pass
+    with pytest.raises(ValueError, match="unknown parameter K_FIXD$|unknown parameter K_FIXD "):
+        chapter.start("gradient_flow", "smoke",
+                      namespace={"FULL_OVERLAP": Task(), "K_FIXD": 3, "SEED": 0})

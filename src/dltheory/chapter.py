@@ -144,7 +144,10 @@ def start(name: str, scale: str | None = None, *, device: str | None = None,
     if namespace is None:
         caller = sys._getframe(1).f_globals
         namespace = caller if caller.get("__name__") == "__main__" else {}
-    chapter_config.check_parameters(namespace, config_cls, ignore=NOTEBOOK_CONSTANTS)
+    # papermill injects plain values; an imported constant (a Task, a module) is no parameter
+    plain = {k: v for k, v in namespace.items()
+             if isinstance(v, (bool, int, float, str, type(None)))}
+    chapter_config.check_parameters(plain, config_cls, ignore=NOTEBOOK_CONSTANTS)
     cfg = config_cls.for_scale(scale, **knobs)
     rt = runtime.setup(cfg.scale, config=cfg, device=device, dtype=dtype)
     mutations.activate_from_env()     # idempotent: plants $DLTHEORY_MUTATION once, if set

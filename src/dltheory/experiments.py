@@ -862,7 +862,7 @@ class _Run:
         time left is positive; with no time left one task still starts if the sweep has no
         result at all (an empty table would stop the chapter before its ledger). Sequential
         sweeps are asked again before every task."""
-        if not todo or allotted is None or (FIRST_ROUND_WHOLE and self.whole):
+        if not todo or allotted is None or (first_round_whole() and self.whole):
             return len(todo)
         left = min(allotted - elapsed, budget.remaining() or 0.0)
         if left <= 0:           # a sweep never ends empty: chapter code needs one row
@@ -933,11 +933,24 @@ class _Run:
             self.bar.close()
 
 
-# The chapters' code (helpers C1-C4) reads columns that only a whole first round has (a
-# partial one stopped chapters 1, 2 and 4 at paper with KeyError, so CI's paper step had no
-# ledger): until every chapter copes with a part of a round, the first round of a sweep
-# runs whole and budgets cut tasks from the second round on. False: cut the first round too.
+# The chapters' code reads columns that only a whole first round has (a partial one stopped
+# chapters 1, 2 and 4 at paper with KeyError, so CI's paper step had no ledger): until every
+# chapter copes with a part of a round, the first round of a sweep runs whole and budgets
+# cut tasks from the second round on. False: cut the first round too. ``$DLTHEORY_FIRST_ROUND_WHOLE``
+# (``0`` or ``1``) overrides it.
 FIRST_ROUND_WHOLE = True
+ENV_FIRST_ROUND_WHOLE = "DLTHEORY_FIRST_ROUND_WHOLE"
+
+
+def first_round_whole() -> bool:
+    """Whether a budget spares the first round of a sweep (:data:`FIRST_ROUND_WHOLE`,
+    overridden by ``$DLTHEORY_FIRST_ROUND_WHOLE`` = ``0`` or ``1``)."""
+    v = os.environ.get(ENV_FIRST_ROUND_WHOLE, "").strip()
+    if v in ("0", "1"):
+        return v == "1"
+    if v:
+        raise ValueError(f"{ENV_FIRST_ROUND_WHOLE}={v!r}: expected 0 or 1")
+    return FIRST_ROUND_WHOLE
 
 
 def _workers(n_jobs: int | None) -> int:

@@ -16,3 +16,25 @@ __version__ = "0.1.0"
 REPO_URL = "https://github.com/dltheory/dltheory"
 BOOK_URL = "https://dltheory.github.io/dltheory/"   # the rendered book (links from notebooks)
 INSTALL_SPEC = f"git+{REPO_URL}@v{__version__}"
+
+
+def toolkit_getattr(package: str, modules: tuple[str, ...]):
+    """A module ``__getattr__`` for ``package`` that finds a missing name in its submodules
+    ``modules`` (imported on first use, in order; an absent one is skipped), so that a
+    chapter subpackage serves its toolkit functions without importing them with the
+    chapter's verdict-deciding code."""
+    import importlib
+
+    def __getattr__(name):
+        for mod in modules:
+            try:
+                m = importlib.import_module(f"{package}.{mod}")
+            except ModuleNotFoundError as e:
+                if e.name != f"{package}.{mod}":
+                    raise
+                continue
+            if hasattr(m, name):
+                return getattr(m, name)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__

@@ -12,6 +12,7 @@ theory   -- predictions beyond the exact identities (matched progress, late wind
 experiments, checks, figures -- the chapter's tidy experiments, claims and figures
 """
 
+from .. import toolkit_getattr as _toolkit_getattr
 from .laws import (
     LawFamily,
     column_sum_law,
@@ -87,18 +88,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    """The toolkit functions (``tools.py``, ``quadratic.py``: for a reader's own model),
-    loaded on first use and kept out of the chapter's verdict-deciding imports."""
-    import importlib
-
-    for mod in ("tools", "quadratic"):
-        try:
-            m = importlib.import_module(f"{__name__}.{mod}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{mod}":
-                raise
-            continue
-        if hasattr(m, name):
-            return getattr(m, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the toolkit functions (tools.py, quadratic.py: for a reader's own model), loaded on
+# first use and kept out of the chapter's verdict-deciding imports
+__getattr__ = _toolkit_getattr(__name__, ("tools", "quadratic"))

@@ -6,6 +6,7 @@ jumpboard models along ``-C/||C||``, and decompose the change in test risk into 
 of the paper's two routes.
 """
 
+from .. import toolkit_getattr as _toolkit_getattr
 from . import checks, figures, rules
 from .bounds import (
     Risks,
@@ -88,18 +89,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    """The toolkit functions (``tools.py``, ``quadratic.py``: for a reader's own model),
-    loaded on first use and kept out of the chapter's verdict-deciding imports."""
-    import importlib
-
-    for mod in ("tools", "quadratic"):
-        try:
-            m = importlib.import_module(f"{__name__}.{mod}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{mod}":
-                raise
-            continue
-        if hasattr(m, name):
-            return getattr(m, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the toolkit functions (tools.py, quadratic.py: for a reader's own model), loaded on
+# first use and kept out of the chapter's verdict-deciding imports
+__getattr__ = _toolkit_getattr(__name__, ("tools", "quadratic"))

@@ -6,6 +6,7 @@ Gaussian u; target y = w^T x with w ~ N(0, I); a linear readout fitted by ridge 
 least squares or by full-batch GD. Population losses are exact (Sigma is diagonal).
 """
 
+from .. import toolkit_getattr as _toolkit_getattr
 from . import relu
 from .data import (
     Entries,
@@ -80,18 +81,6 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
-    """The toolkit functions (``tools.py``, ``quadratic.py``: for a reader's own model),
-    loaded on first use and kept out of the chapter's verdict-deciding imports."""
-    import importlib
-
-    for mod in ("tools", "quadratic"):
-        try:
-            m = importlib.import_module(f"{__name__}.{mod}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{mod}":
-                raise
-            continue
-        if hasattr(m, name):
-            return getattr(m, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the toolkit functions (tools.py, quadratic.py: for a reader's own model), loaded on
+# first use and kept out of the chapter's verdict-deciding imports
+__getattr__ = _toolkit_getattr(__name__, ("tools", "quadratic"))

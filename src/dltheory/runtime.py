@@ -91,16 +91,6 @@ def get_device(requested: str | None = None):
     return dev
 
 
-# --------------------------------------------------------------------------- seeding
-def torch_generator(seed: int, device=None):
-    """A seeded ``torch.Generator`` on ``device`` (default cpu)."""
-    import torch
-
-    g = torch.Generator(device=device if device is not None else "cpu")
-    g.manual_seed(int(seed))
-    return g
-
-
 # --------------------------------------------------------------------------- environment
 def in_notebook() -> bool:
     """True inside a Jupyter kernel (book build, nbmake, Jupyter, Colab), False in a plain

@@ -6,6 +6,7 @@ import torch
 
 import dltheory.sparse_scaling as ss
 from dltheory.sparse_scaling import config as C
+from dltheory.sparse_scaling import windows as W
 
 NAN = float("nan")
 
@@ -49,11 +50,11 @@ def test_windows_follow_K(a1):
     """Data windows are placed through K(D): the heaps inversion round-trips, and every
     grid stays inside the budget caps."""
     cfg = C.Config.for_scale("smoke", alpha1=a1, alpha2=0.0)
-    D = C.heaps_D(a1, [30.0, 300.0])
-    np.testing.assert_allclose(C.heaps_K(a1, D), [30.0, 300.0], rtol=0.02)
+    D = W.heaps_D(a1, [30.0, 300.0])
+    np.testing.assert_allclose(W.heaps_K(a1, D), [30.0, 300.0], rtol=0.02)
     assert max(cfg.d_sampled) <= cfg.d_cap and max(cfg.d_dd) <= max(cfg.d_cap_dd, 30)
-    assert C.heaps_K(a1, max(cfg.d_sampled)) <= 1.05 * cfg.k_cap
-    assert max(cfg.n_dd) <= 4 * C.heaps_K(a1, max(cfg.d_dd)) + 64
+    assert W.heaps_K(a1, max(cfg.d_sampled)) <= 1.05 * cfg.k_cap
+    assert max(cfg.n_dd) <= 4 * W.heaps_K(a1, max(cfg.d_dd)) + 64
 
 
 spec10 = ss.spectrum(10, 1.0, 0.0)

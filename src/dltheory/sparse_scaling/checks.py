@@ -167,7 +167,7 @@ def _alpha_d_reach(cfg: Config) -> str:
     """Why the sampled alpha_D window cannot be placed, from the data model: the window needs
     K(D_lo) >= k_asym_window (asymptotic) and K(D_lo) <= 0.3 D_lo (sparse), and a D_hi 1.5
     decades up with K(D_hi) <= k_cap (the K x K Gram) and D_hi <= d_cap (sampling is O(D))."""
-    from .config import heaps_D, heaps_K, sparse_D
+    from .windows import heaps_D, heaps_K, sparse_D
 
     d_lo = float(max(heaps_D(cfg.alpha1, cfg.k_asym_window), sparse_D(cfg.alpha1), 30.0))
     d_hi = 30 * d_lo

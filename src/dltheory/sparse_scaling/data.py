@@ -47,8 +47,27 @@ def exponent_nu(alpha1: float, alpha2: float) -> float:
     return exponent_N(alpha1, alpha2) / (-alpha2 - 1)
 
 
+class Exponents:
+    """The exponents of an object with ``alpha1`` and ``alpha2`` (a spectrum, the Config)."""
+
+    @property
+    def alpha_N(self) -> float:
+        """Model-limited exponent a1 + a2 + 1."""
+        return exponent_N(self.alpha1, self.alpha2)
+
+    @property
+    def alpha_D(self) -> float:
+        """Data-limited exponent (a1 + a2 + 1)/(a1 + 1)."""
+        return exponent_D(self.alpha1, self.alpha2)
+
+    @property
+    def nu(self) -> float:
+        """GD-failure exponent (a1 + a2 + 1)/(-a2 - 1); only meaningful for a2 < -1."""
+        return exponent_nu(self.alpha1, self.alpha2)
+
+
 @dataclass(frozen=True)
-class SparseSpectrum:
+class SparseSpectrum(Exponents):
     """Activation probabilities ``p`` (M,), active-amplitude variances ``s2`` (M,).
 
     ``lam = p * s2`` is the diagonal of Sigma. ``alpha1``/``alpha2`` are kept for the
@@ -67,21 +86,6 @@ class SparseSpectrum:
     @property
     def lam(self) -> np.ndarray:
         return self.p * self.s2
-
-    @property
-    def alpha_N(self) -> float:
-        """Model-limited exponent a1 + a2 + 1."""
-        return exponent_N(self.alpha1, self.alpha2)
-
-    @property
-    def alpha_D(self) -> float:
-        """Data-limited exponent (a1 + a2 + 1)/(a1 + 1)."""
-        return exponent_D(self.alpha1, self.alpha2)
-
-    @property
-    def nu(self) -> float:
-        """GD-failure exponent (a1 + a2 + 1)/(-a2 - 1); only meaningful for a2 < -1."""
-        return exponent_nu(self.alpha1, self.alpha2)
 
 
 def spectrum(M: int, alpha1: float, alpha2: float) -> SparseSpectrum:

@@ -15,7 +15,7 @@ import torch
 from .. import experiments as engine
 from .. import runtime
 from . import relu as relu_mod
-from .config import DEFAULTS, Config, heaps_D
+from .config import DEFAULTS, Config
 from .data import sample_dense, sample_entries, sample_sparse, spectrum
 from .gd import (
     fail_probability,
@@ -51,6 +51,7 @@ from .theory import (
     expected_observed_inf,
     loss_de,
 )
+from .windows import heaps_D
 
 
 def _dev():

@@ -6,9 +6,26 @@ calculus on the chapter's own code, a proved bound checked against itself, and a
 implied by two other claims' tolerances are identities; a closed form against the exact
 sums of its own model is a derivation. A hard claim outside its regime is recorded as a
 *hard* INCONCLUSIVE with its reason (its kind never follows the data).
+
+``DrawRules`` (inherited by ``Config``): the tolerances and draw counts derived from theory,
+from the Config's spread fields. Tolerances set from a standard deviation use ``z_family`` =
+3.5 of them (17 hard claims, P(any false hard FAIL) <= 1%: 5.9e-4 each, two-sided normal
+quantile 3.44); a sweep in rounds judges with sd / sqrt(completed draws).
+
+Where the spreads come from (the numbers live in the Config's fields and in the calibration
+record book/calibration/sparse_scaling.*.json): per-draw spreads of each statistic measured
+over other master seeds at the default setting and at the domain's corners (runs of
+2026-11/12; where a fixed tolerance had failed at a corner, the rule now follows the exact
+floor variance or the draw count); the ``paper`` cost model (CPU seconds per task at
+``standard``'s sizes, the GD sweep 43 of about 60 CPU minutes) sets ``BUDGET_WEIGHTS``.
 """
 
 from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
 
 KINDS: dict[str, str] = {
     # 1. data model
@@ -89,3 +106,54 @@ MAX_RESOLUTION: dict[str, tuple[float, str]] = {
                                 "leaves a slope sd up to 0.06 with the capped 32 draws"),
     "SS.alpha_D.sampled": (0.40, "as SS.alpha_D.window, plus 1% of alpha_D for the finite window"),
 }
+
+
+def _slope_sd(spec, D, n: int = 1) -> float:
+    """Exact sd of the OLS slope of log mean T_obs(D) on log D, n independent data sets per D
+    (the coordinates are independent: theory.floor_variance; delta method)."""
+    from .theory import expected_floor, floor_variance
+
+    rel = floor_variance(spec, D) / expected_floor(spec, D) ** 2 / n
+    x = np.log(D)
+    w = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
+    return float(np.sqrt(np.sum(w ** 2 * rel)))
+
+
+class DrawRules:
+    """Tolerance and draw-count rules of the sparse-scaling Config (a mixin: reads its fields)."""
+
+    def tol_alpha_n_de_at(self, n: int) -> float:
+        """Tolerance of the fitted alpha_N (mean of n feature draws) against the l_DE slope."""
+        return self.z_family * self.an_sd_rel * self.alpha_N / math.sqrt(n) + self.an_sys
+
+    def d_slope_sd_at(self, n: int) -> float:
+        """sd of the fitted slope of log mean T_obs over d_sampled, n data sets per D."""
+        from .data import spectrum
+
+        D = np.asarray(self.d_sampled, dtype=float)
+        return _slope_sd(spectrum(self.m_d, self.alpha1, self.alpha2), D, n)
+
+    @property
+    def d_seeds_used(self) -> int:
+        """Data draws per D: enough for slope sd <= d_slope_sd, between d_seeds and d_seeds_max."""
+        n = math.ceil((self.d_slope_sd_at(1) / self.d_slope_sd) ** 2)
+        return int(min(self.d_seeds_max, max(self.d_seeds, n)))
+
+    @property
+    def grid_noise(self) -> float:
+        """Exact sd of the floor slope over the grid's D axis (one data set per D), relative to
+        the default setting (a1, a2) = (1, 0) at the same scale (theory.floor_variance)."""
+        from .data import spectrum
+
+        def sd(cfg):
+            lo, hi = cfg.grid_d_range
+            D = np.unique(np.geomspace(lo, hi, cfg.grid_d).astype(int)).astype(float)
+            return _slope_sd(spectrum(cfg.m_grid, cfg.alpha1, cfg.alpha2), D[D > 30])
+
+        return sd(self) / sd(dataclasses.replace(self, alpha1=1.0, alpha2=0.0))
+
+    @property
+    def grid_u_seeds_used(self) -> int:
+        """Feature draws of the grid: grid_u_seeds x grid_noise^2, capped by grid_u_seeds_max."""
+        n = math.ceil(self.grid_u_seeds * self.grid_noise ** 2)
+        return int(min(max(self.grid_u_seeds, self.grid_u_seeds_max), max(self.grid_u_seeds, n)))

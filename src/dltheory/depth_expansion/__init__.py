@@ -7,6 +7,7 @@ of the paper's two routes.
 """
 
 from .. import toolkit_getattr as _toolkit_getattr
+from ..fitting import bootstrap_mean_ci
 from . import checks, figures, rules
 from .bounds import (
     Risks,
@@ -56,7 +57,6 @@ from .signal import (
     Signal,
     activation_grads,
     activation_grads_loop,
-    bootstrap_mean_ci,
     clipped_ce,
     cosine,
     directional_t,

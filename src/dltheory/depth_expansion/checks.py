@@ -125,18 +125,16 @@ def signal(ledger, cfg, ex: pd.DataFrame) -> None:
                  w.null_sq_mean, predicted=w.null_sq_pred, tol=rules.NULL_K * w.null_sq_se,
                  note=f"{cfg.n_perm_eff} permutations; tolerance {rules.NULL_K:g} Monte Carlo s.e.; "
                       f"worst of {len(old)} seeds")
-    _check(ledger, "DE.condition1",
-                 "Condition 1: the first-order signal is non-zero (held-out slope along the "
-                 f"direction from half A, $t > {rules.Z_MIN:g}$ on half B)",
-                 old.t_cond1.min(), lo=rules.Z_MIN,
-                 note=f"min over {len(old)} seeds of t = <C_B, v_A> / s.e.; <C_B, v_A> = "
-                      f"{', '.join(f'{v:.3g}' for v in old.heldout_slope)}")
-    _check(ledger, "DE.condition1.pairing",
-                 "the signal exceeds its permutation null (pairing of $g$ with $\\phi_U(z)$ beyond "
-                 f"the mean part, $z > {rules.Z_MIN:g}$)",
-                 old.z_perm.min(), lo=rules.Z_MIN,
-                 note=f"min over seeds; {cfg.n_perm_eff} permutations; a conservative test (the "
-                      f"null keeps the mean part)")
+    slopes = ", ".join(f"{v:.3g}" for v in old.heldout_slope)
+    for id, statement, col, note in (
+            ("DE.condition1", "Condition 1: the first-order signal is non-zero (held-out slope "
+             f"along the direction from half A, $t > {rules.Z_MIN:g}$ on half B)", "t_cond1",
+             f"min over {len(old)} seeds of t = <C_B, v_A> / s.e.; <C_B, v_A> = {slopes}"),
+            ("DE.condition1.pairing", "the signal exceeds its permutation null (pairing of $g$ "
+             f"with $\\phi_U(z)$ beyond the mean part, $z > {rules.Z_MIN:g}$)", "z_perm",
+             f"min over seeds; {cfg.n_perm_eff} permutations; a conservative test (the null "
+             "keeps the mean part)")):
+        _check(ledger, id, statement, old[col].min(), lo=rules.Z_MIN, note=note)
 
 
 def _powered(ledger, cfg, id, statement, rows, t_col, value, t_all, what):

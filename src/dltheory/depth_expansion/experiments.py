@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 from torch.nn import functional as F
 
-from .. import validation
+from .. import fitting, seeds, validation
 from . import bounds, diagnostics, rules
 from . import signal as sg
 from .data import Pool
@@ -28,12 +28,13 @@ from .models import SplitNet, ZeroInitBlock, insert_block, postnorm_mlp
 def train(model: torch.nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: int,
           lr: float = 3e-3, wd: float = 0.05, batch_size: int = 128, seed: int = 0,
           params=None, warmup_steps: int = 0, stop_at: float | None = None,
-          decay: bool = False) -> list[float]:
+          decay: bool = False, stream: tuple = ()) -> list[float]:
     """AdamW on unclipped cross-entropy for ``epochs`` passes over (X, y); only ``params``
     (default: all) are updated. Linear warmup over ``warmup_steps``. With ``stop_at``,
     stops after the first epoch whose mean training loss is <= stop_at (early stopping to a
     matched training loss); ``decay``: the learning rate falls linearly to 0 over the run.
-    Returns the mean training loss of each epoch run."""
+    Mini-batch order: the stream ``(seed, "batch order", *stream)``. Returns the mean
+    training loss of each epoch run."""
     validation.integer("epochs", epochs, lo=0)
     validation.integer("batch_size", batch_size, lo=1)
     validation.real("lr", lr, lo=0, lo_open=True)
@@ -42,7 +43,7 @@ def train(model: torch.nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: i
         validation.real("stop_at", stop_at, lo=0)
     params = [p for p in (model.parameters() if params is None else params) if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=wd)
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = seeds.torch(seed, "batch order", *stream)
     n = len(y)
     hist, step = [], 0
     total = epochs * math.ceil(n / batch_size)
@@ -143,7 +144,7 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     XA, yA = pool.X_pop[iA], pool.y_pop[iA]
     XB, yB = pool.X_pop[iB], pool.y_pop[iB]
     dev, dt = pool.X_train.device, pool.X_train.dtype
-    block = ZeroInitBlock(old.stem[0].out_features, seed=seed + 1000).to(device=dev, dtype=dt)
+    block = ZeroInitBlock(old.stem[0].out_features, seed=seed).to(device=dev, dtype=dt)
 
     sig_S = sg.first_order_signal(old, l, block, Xs, ys, B)
     sig_pop = sg.first_order_signal(old, l, block, XA, yA, B)
@@ -177,17 +178,17 @@ def expand(old: SplitNet, pool: Pool, *, n: int, seed: int, l: int, etas, B: flo
     m_pop = insert_block(old, l, jb_pop.block(block))
     m_S = insert_block(old, l, jb_S.block(block))
     diff = (sg.per_sample_loss(old, XB, yB, B) - sg.per_sample_loss(m_pop, XB, yB, B)).cpu()
-    ci = sg.bootstrap_mean_ci(diff.double().numpy(), seed=seed, level=ci_level)
+    ci = fitting.bootstrap_mean_ci(diff.double().numpy(), seed=seed, level=ci_level)
 
     trained_block = copy.deepcopy(block)
     trained_block.V.weight.requires_grad_(True)
     m_tr = insert_block(old, l, trained_block)
-    train(m_tr, Xs, ys, epochs=block_epochs, lr=lr, wd=wd, batch_size=batch_size, seed=seed + 7,
-          params=trained_block.parameters())
+    train(m_tr, Xs, ys, epochs=block_epochs, lr=lr, wd=wd, batch_size=batch_size, seed=seed,
+          params=trained_block.parameters(), stream=("after expansion",))
     control = copy.deepcopy(old)
     if with_control:
         train(control, Xs, ys, epochs=block_epochs, lr=lr, wd=wd, batch_size=batch_size,
-              seed=seed + 7)
+              seed=seed, stream=("after expansion",))
 
     r = {name: risks_of(m, pool, Xs, ys, XB, yB, B) for name, m in
          (("old", old), ("pop", m_pop), ("S", m_S), ("trained", m_tr), ("control", control))}
@@ -236,7 +237,7 @@ def probe(model: SplitNet, pool: Pool, *, n: int, l: int, seed: int, B: float = 
     population proxy, and RMS(z) of the block inputs."""
     Xs, ys = pool.train_subset(n)
     width = model.stem[0].out_features
-    block = ZeroInitBlock(width, seed=seed + 1000).to(device=Xs.device, dtype=Xs.dtype)
+    block = ZeroInitBlock(width, seed=seed).to(device=Xs.device, dtype=Xs.dtype)
     sS = sg.first_order_signal(model, l, block, Xs, ys, B)
     sP = sg.first_order_signal(model, l, block, pool.X_pop, pool.y_pop, B)
     sigma = diagnostics.grad_covariance(sP.g[:n_cov])
@@ -268,15 +269,15 @@ def progressive_deepening(pool: Pool, *, n: int, width: int, depth0: int, rounds
         gS = gP = gn = coh = float("nan")
         if k > 0:
             l = model.depth // 2
-            block = ZeroInitBlock(width, seed=seed + 100 + k).to(device=Xs.device,
-                                                                   dtype=Xs.dtype)
+            block = ZeroInitBlock(width, seed=seed, stream=("round", k)).to(
+                device=Xs.device, dtype=Xs.dtype)
             gS = sg.first_order_signal(model, l, block, Xs, ys, B).gamma
             sP = sg.first_order_signal(model, l, block, pool.X_pop, pool.y_pop, B)
             gP, gn = sP.gamma, float(sP.g.norm(dim=1).mean())
             coh = gP / (gn * float(sP.phi.norm(dim=1).mean()))
             model = insert_block(model, l, block)
             train(model, Xs, ys, epochs=epochs, lr=lr, wd=wd, batch_size=batch_size,
-                  seed=seed + k)
+                  seed=seed, stream=("round", k))
         rk = risks_of(model, pool, Xs, ys, pool.X_pop, pool.y_pop, B)
         rows.append({"round": k, "depth": model.depth, "gamma_S": gS, "gamma_pop": gP,
                      "g_norm": gn, "coherence": coh,
@@ -354,12 +355,37 @@ def skipped(df) -> str | None:
     return getattr(df, "attrs", {}).get("skipped")
 
 
+# The chapter's tables: name -> (columns, level of the expansions' index or None).
+TABLES = {
+    "old_models": (["epochs", "train_old", "test_old", "pop_old"], None),
+    "signal": (["gamma_S", "gamma_pop", "fd_slope", "gamma64", "t_cond1", "z_perm", "cos"],
+               "old"),
+    "jumpboards": (["eta_pop", "delta_R", "delta_R_lo", "delta_R_hi", "t_train", "eta_S",
+                    "delta_test", "cos"], "old"),
+    "condition2": (["chosen", "test_old", "test_new", "test_control", "delta_erm_pop",
+                    "delta_erm_S"], "old"),
+    "routes": (["lhs", "delta_R", "test_bracket", "rhsA", "failure_prob", "K_needed",
+                "delta_test", "rhsB"], "old"),
+    "theorems": (["A_worst_tightness", "A_worst_predicted", "B_worst_tightness",
+                  "B_worst_predicted", "A_tightness", "B_tightness", "B_worst_coverage_fail",
+                  "event_fail", "event_bound"], None),
+    "degenerate": (["train_old", "test_old", "gamma_S", "gamma_pop", "cos", "delta_test"],
+                   None),
+    "conv": (["data", "train_ce", "gamma_S", "gamma_test", "z", "cos", "delta_test"], None),
+    "transformer": (["train_ce", "test", "gamma", "fd_slope", "t_cond1", "eta", "delta_R",
+                     "delta_R_lo"], None),
+}
+
+
 def view(df, cols=None, model: str | None = None):
     """A sweep's table for display (``model``: one level of the expansions' index, ``cols``:
-    its columns), or the one-line reason when the sweep was not run."""
+    its columns, or the name of one of the chapter's ``TABLES``), or the one-line reason
+    when the sweep was not run."""
     why = skipped(df)
     if why:
         return why
+    if isinstance(cols, str):
+        cols, model = TABLES[cols]
     out = df.loc[model] if model is not None else df
     return out[cols] if cols is not None else out
 
@@ -432,7 +458,7 @@ def _small_rms(cfg, norm, seed: int) -> dict:
     RMS from rms_lo to rms_hi times sqrt(eps) (random directions, log-spaced radii) and at
     u = 0, against the bound and the eps-naive constant."""
     n64 = copy.deepcopy(norm).double()
-    gen = torch.Generator().manual_seed(int(seed) + 77)
+    gen = seeds.torch(seed, "small-rms inputs")
     d = n64.gain.numel()
     k = rules.N_SMALL_RMS
     u = torch.randn(k, d, generator=gen, dtype=torch.float64)
@@ -523,7 +549,7 @@ def measure_expansion(cfg, pool: Pool, old: SplitNet, hist: list[float], seed: i
            "null": e.null.astype(np.float32), "curves": e.curves or None,
            "z_max": float(e.sig_pop.z.norm(dim=1).max()),
            "losses_B": _losses_B(cfg, pool, e),
-           "U_norm": float(ZeroInitBlock(cfg.width, seed=seed + 1000).U.weight.detach().norm())}
+           "U_norm": float(ZeroInitBlock(cfg.width, seed=seed).U.weight.detach().norm())}
     for name in ("old", "new", "control", "trained"):
         for part in ("train", "pop", "test"):
             row[f"{part}_{name}"] = getattr(r[name], part)
@@ -554,7 +580,7 @@ def alignment_task(cfg, task: dict) -> dict:
     m, _ = train_old(pool, n=n, width=cfg.width, depth=cfg.depth, epochs=ep, seed=s,
                      lr=cfg.lr_old, wd=cfg.wd, batch_size=cfg.batch,
                      warmup_steps=math.ceil(n / cfg.batch))
-    blk = ZeroInitBlock(cfg.width, seed=s + 1000).to(device=pool.X_train.device,
+    blk = ZeroInitBlock(cfg.width, seed=s).to(device=pool.X_train.device,
                                                       dtype=pool.X_train.dtype)
     Xs, ys = pool.train_subset(n)
     cS = sg.first_order_signal(m, cfg.l_star, blk, Xs, ys, cfg.B).C
@@ -606,7 +632,7 @@ def conv_grid_task(cfg, task: dict) -> dict:
     hist = train(net, imgs.X_train, imgs.y_train, epochs=cfg.grid_epochs,
                  lr=cfg.grid_lr / math.sqrt(max(1.0, L / 4)), wd=cfg.wd,
                  batch_size=cfg.grid_batch, seed=s, stop_at=cfg.grid_target_ce or None)
-    blk = ZeroInitBlock(w, kind="conv", seed=s + 1000).to(device=dev, dtype=dt)
+    blk = ZeroInitBlock(w, kind="conv", seed=s).to(device=dev, dtype=dt)
     k = cfg.conv_n_signal
     sS = sg.first_order_signal(net, L // 2, blk, imgs.X_train[:k], imgs.y_train[:k], cfg.B)
     sT = sg.first_order_signal(net, L // 2, blk, imgs.X_test[:k], imgs.y_test[:k], cfg.B)
@@ -665,7 +691,7 @@ def regression_task(cfg, task: dict) -> dict:
 
     pool = data.pool_for(cfg)
     s = int(task["seed"])
-    gen = torch.Generator().manual_seed(10_000 + s)
+    gen = seeds.torch(s, "regression target")
     Xs, _ = pool.train_subset(cfg.n_train)
     d_in = Xs.shape[1]
     A = torch.randn(cfg.reg_outputs, d_in, generator=gen, dtype=torch.float64) / math.sqrt(d_in)
@@ -679,7 +705,7 @@ def regression_task(cfg, task: dict) -> dict:
     model = postnorm_mlp(d_in, cfg.reg_outputs, width=cfg.reg_width, depth=4, seed=s)
     model = model.to(device=Xs.device, dtype=Xs.dtype)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.wd)
-    g_ = torch.Generator().manual_seed(s)
+    g_ = seeds.torch(s, "batch order")
     Ys = target(Xs)
     for _ in range(cfg.reg_epochs):
         perm = torch.randperm(len(Xs), generator=g_).to(Xs.device)
@@ -738,7 +764,7 @@ def conv_task(cfg, task: dict) -> dict:
                            seed=s).to(device=dev, dtype=dt)
     hist = train(net, imgs.X_train, imgs.y_train, epochs=cfg.conv_epochs, lr=cfg.lr,
                  wd=cfg.wd, batch_size=cfg.batch, seed=s)
-    blk = ZeroInitBlock(c, kind="conv", seed=s + 1).to(device=dev, dtype=dt)
+    blk = ZeroInitBlock(c, kind="conv", seed=s).to(device=dev, dtype=dt)
     k = cfg.conv_n_signal
     Xc, yc, Xt, yt = imgs.X_train[:k], imgs.y_train[:k], imgs.X_test[:k], imgs.y_test[:k]
     with torch.no_grad():
@@ -780,7 +806,7 @@ def transformer_task(cfg, task: dict) -> dict:
     l, B = cfg.tf_l, cfg.B
     half = len(pool.y_pop) // 2
     XA, yA, XB, yB = pool.X_pop[:half], pool.y_pop[:half], pool.X_pop[half:], pool.y_pop[half:]
-    blk = ZeroInitBlock(cfg.tf_d, seed=s + 1000)
+    blk = ZeroInitBlock(cfg.tf_d, seed=s)
     with torch.no_grad():
         fp = float((insert_block(net, l, blk)(pool.X_test[:256]) - net(pool.X_test[:256]))
                    .abs().max())
@@ -794,7 +820,7 @@ def transformer_task(cfg, task: dict) -> dict:
     jb = sg.jumpboard(net, l, blk, XA, yA, sA.v, cfg.etas, B)
     m = insert_block(net, l, jb.block(blk))
     diff = (sg.per_sample_loss(net, XB, yB, B) - sg.per_sample_loss(m, XB, yB, B)).double()
-    mean, lo, hi = sg.bootstrap_mean_ci(diff.numpy(), seed=s, level=cfg.ci_level)
+    mean, lo, hi = fitting.bootstrap_mean_ci(diff.numpy(), seed=s, level=cfg.ci_level)
     null = sg.permutation_null(sA, n_perm=cfg.n_perm_eff, seed=s)
     return {"train_ce": hist[-1], "train": sg.risk(net, pool.X_train, pool.y_train, B),
             "test": sg.risk(net, pool.X_test, pool.y_test, B),
@@ -836,9 +862,11 @@ def theorem_sims(cfg, ex: pd.DataFrame) -> dict:
         L = np.asarray(r.losses_B, dtype=np.float64)
         L = np.concatenate([L, tr.complementary(np.clip(L[:, 3], 0, cfg.B), cfg.B)], 1)
         sims = tr.simulate_routes(L, n=cfg.n_train, K=cfg.n_test, delta=cfg.route_delta,
-                                  draws=rules.ROUTE_DRAWS, seed=int(seed) + 31)
+                                  draws=rules.ROUTE_DRAWS,
+                                  seed=seeds.numpy(int(seed), "route simulation"))
         ev = tr.simulate_transfer_event(L[:, 3] - L[:, 0], cfg.n_test, max(r.delta_R, 0.0),
-                                        draws=rules.ROUTE_DRAWS, seed=int(seed) + 32)
+                                        draws=rules.ROUTE_DRAWS,
+                                        seed=seeds.numpy(int(seed), "transfer event"))
         row = {"seed": seed, "event_fail": ev,
                "event_bound": bounds.hoeffding_failure(cfg.n_test, min(max(r.delta_R, 0.0),
                                                                         cfg.B), cfg.B)}
@@ -852,7 +880,8 @@ def theorem_sims(cfg, ex: pd.DataFrame) -> dict:
         routes.attrs["skipped"] = skipped(ex)
     K, B = cfg.n_test, cfg.B
     deltas = [2 * B * x / math.sqrt(K) for x in rules.HOEFF_X]
-    freq = tr.simulate_hoeffding(K, deltas, B, draws=rules.HOEFF_DRAWS, seed=cfg.seed + 41)
+    freq = tr.simulate_hoeffding(K, deltas, B, draws=rules.HOEFF_DRAWS,
+                                seed=seeds.numpy(cfg.seed, "hoeffding", "grid"))
     hoeff = pd.DataFrame({"x": rules.HOEFF_X, "K": K, "delta_R": deltas, "freq": freq,
                           "bound": [bounds.hoeffding_failure(K, d, B) for d in deltas],
                           "exact": [tr.rademacher_tail(K, d / 2, B) for d in deltas]})
@@ -860,10 +889,10 @@ def theorem_sims(cfg, ex: pd.DataFrame) -> dict:
           else rules.HOEFF_MARGIN)
     Kstar = int(math.ceil(bounds.hoeffding_K(dR, B, cfg.route_delta)))
     fK = float(tr.simulate_hoeffding(Kstar, [dR], B, draws=rules.HOEFF_DRAWS,
-                                     seed=cfg.seed + 42)[0])
+                                     seed=seeds.numpy(cfg.seed, "hoeffding", "K*"))[0])
     hoeff_K = {"delta_R": dR, "K": Kstar, "freq": fK,
                "bound": bounds.hoeffding_failure(Kstar, dR, B)}
-    rng = np.random.default_rng(cfg.seed + 43)
+    rng = seeds.numpy(cfg.seed, "low-rank null")
     lr_rows = []
     for d in sorted({8, 16, cfg.width}):
         for rk in rules.LOWRANK_RANKS:

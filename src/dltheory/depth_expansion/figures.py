@@ -307,6 +307,11 @@ def progressive(prog: pd.DataFrame, cfg):
     return fig
 
 
+# the Explore sliders besides width: (low, high, step, default)
+EXPLORE = {"a": (0.55, 2.0, 0.05, 1.0), "b": (0.0, 2.0, 0.1, 0.5),
+           "delta_R": (0.005, 0.2, 0.005, 0.03)}
+
+
 def explore(width: int = 64, a: float = 1.0, b: float = 0.5, delta_R: float = 0.03,
             B: float = 5.0):
     """Theory only: the norm-based eps_M(n) proxy at this width (Kaiming U: ||U||_F ~

@@ -27,16 +27,18 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .. import seeds
+
 KINDS = ("mlp", "conv", "rezero")
 
 
 @contextlib.contextmanager
-def _seeded(seed: int):
-    """Draw parameters from ``seed`` in float64 whatever the caller's default dtype (the
+def _seeded(seed: int, name: str):
+    """Draw parameters from the stream ``(seed, "init", name)`` in float64 whatever the caller's default dtype (the
     draws of PyTorch's initialisers depend on the dtype), without touching global state."""
     old = torch.get_default_dtype()
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(seed))
+        seeds.torch_global(seed, "init", name)
         torch.set_default_dtype(torch.float64)
         try:
             yield
@@ -99,10 +101,12 @@ class ZeroInitBlock(nn.Module):
     kind="rezero": h(z) = alpha * W relu(U z) with W random and the scalar alpha = 0.
 
     ``zero_param`` is the factor that starts at zero; the first-order signal is the gradient
-    of the risk with respect to it. ``seed`` fixes U (and W).
+    of the risk with respect to it. U (and W) are drawn from the stream
+    ``(seed, "zero-init block", kind, *stream)``.
     """
 
-    def __init__(self, d: int, hidden: int | None = None, *, kind: str = "mlp", seed: int = 0):
+    def __init__(self, d: int, hidden: int | None = None, *, kind: str = "mlp", seed: int = 0,
+                 stream: tuple = ()):
         super().__init__()
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
@@ -110,7 +114,7 @@ class ZeroInitBlock(nn.Module):
             raise ValueError(f"d must be >= 1, got {d}")
         k = hidden or d
         self.kind = kind
-        gen = torch.Generator().manual_seed(int(seed))
+        gen = seeds.torch(seed, "zero-init block", kind, *stream)
         dtype = torch.float64   # the same draws whatever the default dtype
         if kind == "conv":
             self.U = nn.Conv2d(d, k, 3, padding=1, bias=False)
@@ -199,7 +203,7 @@ def postnorm_mlp(d_in: int, n_classes: int, *, width: int = 64, depth: int = 4,
     if width < 1 or depth < 0 or d_in < 1 or n_classes < 2:
         raise ValueError(f"need width >= 1, depth >= 0, d_in >= 1, n_classes >= 2; got "
                          f"width={width}, depth={depth}, d_in={d_in}, n_classes={n_classes}")
-    with _seeded(seed):
+    with _seeded(seed, "postnorm mlp"):
         stem = nn.Sequential(nn.Linear(d_in, width), RMSNorm(width))
         blocks = [PostNormBlock(width) for _ in range(depth)]
         head = nn.Linear(width, n_classes)
@@ -213,7 +217,7 @@ def postnorm_convnet(in_ch: int, n_classes: int, *, channels: int = 16, depth: i
     if channels < 1 or depth < 0 or in_ch < 1 or n_classes < 2:
         raise ValueError(f"need channels >= 1, depth >= 0, in_ch >= 1, n_classes >= 2; got "
                          f"channels={channels}, depth={depth}, in_ch={in_ch}, n_classes={n_classes}")
-    with _seeded(seed):
+    with _seeded(seed, "postnorm convnet"):
         stem = nn.Sequential(nn.Conv2d(in_ch, channels, 3, padding=1),
                              nn.GroupNorm(_gn_groups(channels), channels))
         blocks = [PostNormBlock(channels, conv=True) for _ in range(depth)]

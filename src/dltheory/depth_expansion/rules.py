@@ -139,3 +139,10 @@ def _paper_only() -> dict[str, str]:
 # Claims each scale below `paper` records INCONCLUSIVE with this reason (never judged there).
 PAPER_ONLY = _paper_only()
 PAPER_ONLY_SCALES = ("smoke", "standard")
+
+# The claims of the page's "what this build found" box, in reading order.
+FINDINGS = ["DE.condition1", "DE.jumpboard.population", "DE.jumpboard.transfer",
+            "DE.transformer.jumpboard", "DE.routeB.coverage", "DE.routeA.coverage",
+            "DE.hoeffding.coverage", "DE.improvement", "DE.data_alignment", "DE.signal_decay",
+            "DE.width_observability", "DE.depth_rebound", "DE.joint_scaling",
+            "DE.gradient_covariance.regression", "DE.gradient_covariance.conv", "DE.power_law"]

@@ -217,22 +217,6 @@ def jumpboard(model: SplitNet, l: int, block: ZeroInitBlock, X: torch.Tensor, y:
     return Jumpboard(v, etas, r, float(etas[i]), float(r[0] - r[i]))
 
 
-def bootstrap_mean_ci(x, *, n_boot: int = 2000, level: float = 0.95,
-                      seed: int | np.random.Generator) -> tuple[float, float, float]:
-    """(mean, lo, hi): percentile bootstrap interval for the mean of ``x`` (n,)."""
-    x = validation.array("x", x).ravel()
-    if x.size < 2:
-        raise ValueError(f"x needs >= 2 values, got {x.size}")
-    validation.integer("n_boot", n_boot, lo=10)
-    level = validation.real("level", level, lo=0, hi=1, lo_open=True, hi_open=True)
-    rng = as_generator(seed)
-    idx = rng.integers(0, x.size, size=(n_boot, x.size))
-    means = x[idx].mean(1)
-    a = (1 - level) / 2
-    lo, hi = np.quantile(means, [a, 1 - a])
-    return float(x.mean()), float(lo), float(hi)
-
-
 def null_mean_square(g: torch.Tensor, phi: torch.Tensor) -> float:
     """Exact mean of ||C_pi||_F^2 over uniformly random permutations pi of the samples,
     C_pi = (1/n) sum_i g_{pi(i)} phi_i^T (MLP shapes: g (n, d), phi (n, k)):

@@ -15,7 +15,7 @@ test samples (a positive interval: the first-order gain survives on fresh data),
 jumpboard ``V = -eta* v`` from a line search on the training set, and the Route B bound of
 the chapter on ``L_test(f_new) - L_test(f_old)`` (Route A too when a large population-proxy
 set is given). Uses the chapter's :func:`~dltheory.depth_expansion.signal.clipped_ce`,
-:func:`~dltheory.depth_expansion.signal.bootstrap_mean_ci`,
+:func:`~dltheory.fitting.bootstrap_mean_ci`,
 :class:`~dltheory.depth_expansion.models.ZeroInitBlock` and
 :func:`~dltheory.depth_expansion.bounds.route_a` / :func:`~.bounds.route_b`.
 
@@ -32,9 +32,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from .. import seeds
+from ..fitting import bootstrap_mean_ci
 from .bounds import Risks, RouteA, RouteB, route_a, route_b
 from .models import ZeroInitBlock
-from .signal import B_DEFAULT, bootstrap_mean_ci, clipped_ce
+from .signal import B_DEFAULT, clipped_ce
 
 __all__ = ["InsertionSignal", "insertion_signals", "risk_with_block"]
 
@@ -133,7 +135,8 @@ def insertion_signals(model: nn.Module, blocks, X: torch.Tensor, y: torch.Tensor
         for k, blk in enumerate(blocks):
             z, g = _grads(model, blk, X, y, B)
             d = z.shape[-1]
-            new = ZeroInitBlock(d, hidden, seed=seed + k).to(dtype=z.dtype, device=z.device)
+            new = ZeroInitBlock(d, hidden, seed=seed, stream=("layer", k)).to(dtype=z.dtype,
+                                                                              device=z.device)
             with torch.no_grad():
                 phi = new.features(z)
                 C = _gphi(g, phi).mean(0)
@@ -142,7 +145,8 @@ def insertion_signals(model: nn.Module, blocks, X: torch.Tensor, y: torch.Tensor
             zt, gt = _grads(model, blk, X_test, y_test, B)
             with torch.no_grad():
                 st = (_gphi(gt, new.features(zt)) * v).sum((1, 2)).cpu().numpy()
-            mean, lo, hi = bootstrap_mean_ci(st, n_boot=n_boot, level=level, seed=seed + k)
+            mean, lo, hi = bootstrap_mean_ci(st, n_boot=n_boot, level=level,
+                                             seed=seeds.numpy(seed, "test-slope bootstrap", k))
             grid = (np.geomspace(1e-3, 10.0, 40) / max(gamma, 1e-12)) if etas is None else etas
             grid = np.concatenate([[0.0], np.asarray(grid, dtype=float)])
             rs = [risk_with_block(model, blk, new, -float(e) * v, X, y, B) for e in grid]

@@ -99,7 +99,7 @@ def prenorm_transformer(vocab: int, length: int, n_classes: int, *, d: int = 32,
     for name, v in (("vocab", vocab), ("length", length), ("d", d)):
         validation.integer(name, v, lo=1)
     validation.integer("depth", depth, lo=0)
-    with _seeded(seed):
+    with _seeded(seed, "prenorm transformer"):
         net = SplitNet(Embed(vocab, length, d), [PreNormBlock(d) for _ in range(depth)],
                        PoolHead(d, n_classes))
     return net.to(torch.get_default_dtype())

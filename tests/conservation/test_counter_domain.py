@@ -266,16 +266,19 @@ def test_plain_chain_left_out_where_its_count_is_undetermined():
 
 
 def test_matched_progress_leaves_out_sharpening_paths():
-    """At the corner d=2, m=1, E=2 (seed 1000) one SwiGLU teacher sharpens ~27x before the
-    loss halves; its GD grid would need more than match_max_steps, so it is out of reach
-    (decided by the probe run) instead of giving a slope of 2.4 at the edge of stability."""
+    """At the corner d=2, m=1, E=2 (seed 1000) some SwiGLU teachers sharpen many times over
+    before the loss halves (problem 58 of the named streams: more than 10x); its GD grid would
+    need more than match_max_steps, so it is out of reach (decided by the probe run) instead
+    of giving a slope at the edge of stability. Problem 0 does not sharpen: in reach, its
+    grid placed by the initial sharpness."""
     from dltheory.conservation import experiments as ex
 
     cfg = config.Config.for_scale("smoke", d=2, m=1, H=1, dk=2, dv=1, E=2, k=1, seed=1000)
-    rows = ex._task_matched(cfg, {"block": "swiglu", "opt": "gd", "seed": 5})
+    rows = ex._task_matched(cfg, {"block": "swiglu", "opt": "gd", "seed": 58})
     assert not any(r["in_reach"] for r in rows)
     assert all(r["lam_ref"] > 10 * r["lam"] for r in rows)
-    ok = ex._task_matched(cfg, {"block": "swiglu", "opt": "gd", "seed": 2})
+    assert all(math.isnan(r["drift"]) for r in rows)   # no drift measured out of reach
+    ok = ex._task_matched(cfg, {"block": "swiglu", "opt": "gd", "seed": 0})
     assert all(r["in_reach"] and r["lam_ref"] == r["lam"] for r in ok)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from .. import seeds
 from . import laws as L
 from . import rules
 from .config import Config
@@ -56,7 +57,7 @@ def _flop_rate(device: str) -> float:
     import time
 
     dev = torch.device(device)
-    A = torch.randn(384, 384, dtype=torch.float64, generator=_gen(0)).to(dev)
+    A = torch.randn(384, 384, dtype=torch.float64, generator=seeds.torch(0, "flop_probe")).to(dev)
     (A @ A).sum().item()
     t0 = time.perf_counter()
     for _ in range(4):
@@ -90,8 +91,15 @@ def _f64(fn):
     return wrapped
 
 
-def _gen(seed):
-    return torch.Generator().manual_seed(int(seed))
+def _gen(cfg: Config, *names) -> torch.Generator:
+    """The chapter's torch stream ``names`` (what is drawn, then which block / draw)."""
+    return seeds.torch(cfg.seed, *names)
+
+
+def _seed(cfg: Config, *names) -> int:
+    """The integer seed of the stream ``names``, for a function that makes its own
+    generators from it (``train``: one per run, so every step size sees the same batches)."""
+    return seeds.torch_seed(cfg.seed, *names)
 
 
 def _dev(cfg):
@@ -100,55 +108,58 @@ def _dev(cfg):
 
 # --------------------------------------------------------------------------- the blocks
 def blocks(cfg: Config) -> dict:
-    """name -> (constructor(seed) -> module, input shape). Every size follows the knobs."""
+    """name -> (constructor(*stream) -> module, input shape). Every size follows the knobs; the
+    weights are drawn from ``seeds.torch(cfg.seed, "init", *stream)``, stream = (name, draw)."""
     d, m, H, dk, dv, E, k, T, o = cfg.d, cfg.m, cfg.H, cfg.dk, cfg.dv, cfg.E, cfg.k, cfg.T, cfg.o
     rk = cfg.rope_dk
     rd = max(d, rk)
     ln = max(d, 3)
     f = cfg.big_factor
-    g = _gen
+    def g(*s):
+        return _gen(cfg, "init", *s)
+
     tok, seq, rseq = (d,), (T, d), (T, rd)
     return {
-        "linear": (lambda s: FFN(d, min(m, d), d, "linear", gen=g(s)), tok),
-        "relu": (lambda s: FFN(d, m, o, "relu", gen=g(s)), tok),
-        "gelu": (lambda s: FFN(d, m, o, "gelu", gen=g(s)), tok),
-        "silu": (lambda s: FFN(d, m, o, "silu", gen=g(s)), tok),
-        "swiglu": (lambda s: SwiGLU(d, m, o, gen=g(s)), tok),
-        "swiglu_d": (lambda s: SwiGLU(d, m, d, gen=g(s)), tok),
-        "mha": (lambda s: MHA(d, H, dk, dv, T, gen=g(s)), seq),
-        "mha_sin": (lambda s: MHA(d, H, dk, dv, T, pe="sin", gen=g(s)), seq),
-        "mha_rope": (lambda s: MHA(d, H, dk, dv, T, pe="rope", gen=g(s)), seq),
-        "mha_rope_half": (lambda s: MHA(rd, H, rk, dv, T, pe="rope", rope_style="half",
-                                        gen=g(s)), rseq),
-        "mha_rope_interleaved_rk": (lambda s: MHA(rd, H, rk, dv, T, pe="rope", gen=g(s)), rseq),
-        "moe_dense": (lambda s: MoE(d, m, E, o, gen=g(s)), tok),
-        "moe_topk": (lambda s: MoE(d, m, E, o, topk=k, gen=g(s)), tok),
-        "moe_switch": (lambda s: MoE(d, m, E, o, topk=1, gen=g(s)), tok),
-        "moe_top1_renorm": (lambda s: MoE(d, m, E, o, topk=1, renorm=True, gen=g(s)), tok),
-        "geglu": (lambda s: SwiGLU(d, m, o, act="gelu", gen=g(s)), tok),
-        "reglu": (lambda s: SwiGLU(d, m, o, act="relu", gen=g(s)), tok),
-        "bilinear_glu": (lambda s: SwiGLU(d, m, o, act="linear", gen=g(s)), tok),
-        "sigmoid": (lambda s: MoE(d, m, E, o, gate="sigmoid", gen=g(s)), tok),
-        "sigmoid_norm": (lambda s: MoE(d, m, E, o, gate="sigmoid_norm", gen=g(s)), tok),
-        "sigmoid_topk_norm": (lambda s: MoE(d, m, E, o, gate="sigmoid_topk_norm",
-                                            topk=rules.sparse_k(cfg), gen=g(s)), tok),
-        "sigmoid_centred": (lambda s: MoE(d, m, E, o, gate="sigmoid_centred", gen=g(s)), tok),
-        "sigmoid_bias": (lambda s: MoE(d, m, E, o, gate="sigmoid_bias", gen=g(s)), tok),
-        "rmsnorm_swiglu": (lambda s: NormSwiGLU(d, m, o, "rms", gen=g(s)), tok),
+        "linear": (lambda *s: FFN(d, min(m, d), d, "linear", gen=g(*s)), tok),
+        "relu": (lambda *s: FFN(d, m, o, "relu", gen=g(*s)), tok),
+        "gelu": (lambda *s: FFN(d, m, o, "gelu", gen=g(*s)), tok),
+        "silu": (lambda *s: FFN(d, m, o, "silu", gen=g(*s)), tok),
+        "swiglu": (lambda *s: SwiGLU(d, m, o, gen=g(*s)), tok),
+        "swiglu_d": (lambda *s: SwiGLU(d, m, d, gen=g(*s)), tok),
+        "mha": (lambda *s: MHA(d, H, dk, dv, T, gen=g(*s)), seq),
+        "mha_sin": (lambda *s: MHA(d, H, dk, dv, T, pe="sin", gen=g(*s)), seq),
+        "mha_rope": (lambda *s: MHA(d, H, dk, dv, T, pe="rope", gen=g(*s)), seq),
+        "mha_rope_half": (lambda *s: MHA(rd, H, rk, dv, T, pe="rope", rope_style="half",
+                                        gen=g(*s)), rseq),
+        "mha_rope_interleaved_rk": (lambda *s: MHA(rd, H, rk, dv, T, pe="rope", gen=g(*s)), rseq),
+        "moe_dense": (lambda *s: MoE(d, m, E, o, gen=g(*s)), tok),
+        "moe_topk": (lambda *s: MoE(d, m, E, o, topk=k, gen=g(*s)), tok),
+        "moe_switch": (lambda *s: MoE(d, m, E, o, topk=1, gen=g(*s)), tok),
+        "moe_top1_renorm": (lambda *s: MoE(d, m, E, o, topk=1, renorm=True, gen=g(*s)), tok),
+        "geglu": (lambda *s: SwiGLU(d, m, o, act="gelu", gen=g(*s)), tok),
+        "reglu": (lambda *s: SwiGLU(d, m, o, act="relu", gen=g(*s)), tok),
+        "bilinear_glu": (lambda *s: SwiGLU(d, m, o, act="linear", gen=g(*s)), tok),
+        "sigmoid": (lambda *s: MoE(d, m, E, o, gate="sigmoid", gen=g(*s)), tok),
+        "sigmoid_norm": (lambda *s: MoE(d, m, E, o, gate="sigmoid_norm", gen=g(*s)), tok),
+        "sigmoid_topk_norm": (lambda *s: MoE(d, m, E, o, gate="sigmoid_topk_norm",
+                                            topk=rules.sparse_k(cfg), gen=g(*s)), tok),
+        "sigmoid_centred": (lambda *s: MoE(d, m, E, o, gate="sigmoid_centred", gen=g(*s)), tok),
+        "sigmoid_bias": (lambda *s: MoE(d, m, E, o, gate="sigmoid_bias", gen=g(*s)), tok),
+        "rmsnorm_swiglu": (lambda *s: NormSwiGLU(d, m, o, "rms", gen=g(*s)), tok),
         # LayerNorm over 2 coordinates maps every input to +-(1, -1): generic only for d >= 3
-        "layernorm_swiglu": (lambda s: NormSwiGLU(ln, m, o, "layer", gen=g(s)), (ln,)),
-        "linear_rmsnorm_swiglu": (lambda s: NormSwiGLU(d, m, o, "rms", proj=True, gen=g(s)),
+        "layernorm_swiglu": (lambda *s: NormSwiGLU(ln, m, o, "layer", gen=g(*s)), (ln,)),
+        "linear_rmsnorm_swiglu": (lambda *s: NormSwiGLU(d, m, o, "rms", proj=True, gen=g(*s)),
                                   tok),
-        "linear_layernorm_swiglu": (lambda s: NormSwiGLU(ln, m, o, "layer", proj=True,
-                                                         gen=g(s)), (ln,)),
-        "mha_qknorm": (lambda s: MHA(d, H, dk, dv, T, qk_norm=True, gen=g(s)), seq),
-        "mha_big": (lambda s: MHA(f * d, H, f * dk, f * dv, T, gen=g(s)), (T, f * d)),
-        "mha_rope_big": (lambda s: MHA(f * d, H, f * dk, f * dv, T, pe="rope", gen=g(s)),
+        "linear_layernorm_swiglu": (lambda *s: NormSwiGLU(ln, m, o, "layer", proj=True,
+                                                         gen=g(*s)), (ln,)),
+        "mha_qknorm": (lambda *s: MHA(d, H, dk, dv, T, qk_norm=True, gen=g(*s)), seq),
+        "mha_big": (lambda *s: MHA(f * d, H, f * dk, f * dv, T, gen=g(*s)), (T, f * d)),
+        "mha_rope_big": (lambda *s: MHA(f * d, H, f * dk, f * dv, T, pe="rope", gen=g(*s)),
                          (T, f * d)),
-        "chain_residual": (lambda s: Chain(MHA(d, H, dk, dv, T, pe="rope", gen=g(s)),
-                                           SwiGLU(d, m, d, gen=g(s + 1))), seq),
-        "chain_plain": (lambda s: Chain(MHA(d, H, dk, dv, T, pe="rope", gen=g(s)),
-                                        SwiGLU(d, m, d, gen=g(s + 1)), residual=False), seq),
+        "chain_residual": (lambda *s: Chain(MHA(d, H, dk, dv, T, pe="rope", gen=g(*s)),
+                                           SwiGLU(d, m, d, gen=g(*s, "ffn"))), seq),
+        "chain_plain": (lambda *s: Chain(MHA(d, H, dk, dv, T, pe="rope", gen=g(*s)),
+                                        SwiGLU(d, m, d, gen=g(*s, "ffn")), residual=False), seq),
     }
 
 
@@ -165,11 +176,11 @@ def theory_for(name: str, model) -> int | None:
 def predicted_count(cfg: Config, name: str) -> int | None:
     """The theory count of block ``name`` at this setting (built afresh, so that a changed
     theory function changes the prediction)."""
-    return theory_for(name, blocks(cfg)[name][0](cfg.seed))
+    return theory_for(name, blocks(cfg)[name][0](name))
 
 
-def _inputs(cfg, model, shape, n, seed):
-    return torch.randn(n, *shape, generator=_gen(seed)).to(_dev(cfg))
+def _inputs(cfg, model, shape, n, *names):
+    return torch.randn(n, *shape, generator=_gen(cfg, *names)).to(_dev(cfg))
 
 
 ORTH_BLOCKS = ("swiglu", "mha", "mha_sin", "mha_rope", "mha_rope_half", "moe_dense", "moe_topk",
@@ -194,9 +205,10 @@ def _control_family(name, model):
 @_f64
 def _task_orth(cfg: Config, task: dict) -> list[dict]:
     make, shape = blocks(cfg)[task["block"]]
-    s = cfg.seed + task["draw"]
-    model = make(s).to(_dev(cfg))
-    J = jacobian_rows(model, _inputs(cfg, model, shape, max(cfg.n_sparse, 16), s + 100))
+    b, s = task["block"], task["draw"]
+    model = make(b, s).to(_dev(cfg))
+    J = jacobian_rows(model, _inputs(cfg, model, shape, max(cfg.n_sparse, 16), "orth_inputs", b,
+                                     s))
     if task["control"]:
         fams = [(task["control"], _control_family(task["control"], model))]
     else:
@@ -214,7 +226,7 @@ def orthogonality(cfg: Config) -> pd.DataFrame:
     return _sweep(_task_orth, tasks, cfg, "cl_orthogonality", rounds="draw")
 
 
-def _sector_inputs(model, n_per: int, seed: int) -> torch.Tensor:
+def _sector_inputs(model, n_per: int, gen: torch.Generator) -> torch.Tensor:
     """Inputs of a ReLU FFN on d = 2 in every activation region: the m units' boundary
     lines split the plane into 2m sectors, some very narrow (the narrowest has a mass of order
     1 / m^2, and Gaussian inputs miss it often enough to leave a law too many); ``n_per``
@@ -224,7 +236,6 @@ def _sector_inputs(model, n_per: int, seed: int) -> torch.Tensor:
     edges = torch.sort(torch.cat([normal + math.pi / 2, normal - math.pi / 2])
                        % (2 * math.pi)).values
     widths = torch.diff(torch.cat([edges, edges[:1] + 2 * math.pi]))
-    gen = _gen(seed)
     u = 0.05 + 0.9 * torch.rand(len(edges), n_per, generator=gen, dtype=torch.float64)
     ang = (edges[:, None] + u * widths[:, None]).reshape(-1)
     r = torch.sqrt(-2 * torch.log(torch.rand(len(ang), generator=gen, dtype=torch.float64)))
@@ -233,7 +244,7 @@ def _sector_inputs(model, n_per: int, seed: int) -> torch.Tensor:
     return x.to(dtype=p0.dtype, device=p0.device)
 
 
-def _pair_inputs(model, n_per: int, seed: int) -> torch.Tensor:
+def _pair_inputs(model, n_per: int, gen: torch.Generator) -> torch.Tensor:
     """Inputs of a ReLU FFN (any d) realising every sign pattern of every pair of units:
     two units with nearly parallel rows are separated only on a thin wedge that Gaussian
     inputs can miss (a law too many). For each pair (i, j) and signs (s_i, s_j), ``n_per``
@@ -241,7 +252,6 @@ def _pair_inputs(model, n_per: int, seed: int) -> torch.Tensor:
     to both, rescaled to a Gaussian-like norm (a positive rescaling keeps the pattern)."""
     w = model.first.weight.detach().cpu().to(torch.float64)
     m, d = w.shape
-    gen = _gen(seed)
     xs = []
     for i in range(m):
         for j in range(i + 1, m):
@@ -265,17 +275,18 @@ def _pair_inputs(model, n_per: int, seed: int) -> torch.Tensor:
 @_f64
 def _task_count(cfg: Config, task: dict) -> dict:
     make, shape = blocks(cfg)[task["model"]]
-    model = make(cfg.seed).to(_dev(cfg))
-    theory = theory_for(task["model"], model)
-    if task["model"] == "relu" and cfg.d == 2:
-        X = _sector_inputs(model, 4, cfg.seed + 7)
-    elif task["model"] == "relu" and cfg.m >= 2:
-        X = torch.cat([_pair_inputs(model, 2, cfg.seed + 7),
-                       _inputs(cfg, model, shape, 8, cfg.seed + 7)])
+    name = task["model"]
+    model = make(name).to(_dev(cfg))
+    theory = theory_for(name, model)
+    if name == "relu" and cfg.d == 2:
+        X = _sector_inputs(model, 4, _gen(cfg, "count_inputs", name, "sectors"))
+    elif name == "relu" and cfg.m >= 2:
+        X = torch.cat([_pair_inputs(model, 2, _gen(cfg, "count_inputs", name, "pairs")),
+                       _inputs(cfg, model, shape, 8, "count_inputs", name)])
     else:
-        X = _inputs(cfg, model, shape, cfg.n_sparse if "moe" in task["model"] or
-                    "sigmoid" in task["model"] else 8, cfg.seed + 7)
-    c = count_laws(model, X, theory=theory, seed=cfg.seed, rtol=cfg.rtol_rank,
+        X = _inputs(cfg, model, shape, cfg.n_sparse if "moe" in name or
+                    "sigmoid" in name else 8, "count_inputs", name)
+    c = count_laws(model, X, theory=theory, seed=_seed(cfg, "count", name), rtol=cfg.rtol_rank,
                    min_gap=cfg.min_gap, allow_unreached=task["model"] == "moe_top1_renorm")
     return {"D": c.D, "rank_W": c.rank_W, "rank_WB": c.rank_WB, "laws": c.laws,
             "theory": np.nan if theory is None else theory, "gap": c.gap,
@@ -318,9 +329,11 @@ def _task_gate_shift(cfg: Config, task: dict) -> dict:
     (``W_e -> W_e + a``, every logit shifted by ``a.x``), on Gaussian inputs, relative to
     max |g| (the check compares it with ``laws.shift_invariant``)."""
     make, shape = blocks(cfg)[task["block"]]
-    model = make(cfg.seed).to(_dev(cfg))
-    X = _inputs(cfg, model, shape, 64, cfg.seed + 3)
-    a = torch.randn(model.router.weight.shape[1], generator=_gen(cfg.seed + 4)).to(_dev(cfg))
+    b = task["block"]
+    model = make(b).to(_dev(cfg))
+    X = _inputs(cfg, model, shape, 64, "gate_inputs", b)
+    a = torch.randn(model.router.weight.shape[1], generator=_gen(cfg, "router_shift", b))
+    a = a.to(_dev(cfg))
     with torch.no_grad():
         g0 = model.gates(X)
         model.router.weight.add_(a[None, :])
@@ -344,32 +357,38 @@ def big_count_seconds(cfg: Config, names) -> float:
     total = 0.0
     for n in names:
         make, shape = blocks(cfg)[n]
-        model = make(cfg.seed).to(_dev(cfg))
+        model = make(n).to(_dev(cfg))
         D = sum(p.numel() for p in model.parameters())
         t0 = time.perf_counter()
-        J = jacobian_rows(model, _inputs(cfg, model, shape, 8, cfg.seed))
+        J = jacobian_rows(model, _inputs(cfg, model, shape, 8, "cost_probe", n))
         total += (time.perf_counter() - t0) / J.shape[0] * 4 * D
     return total
 
 
 # --------------------------------------------------------------------------- discrete time
 def disc_blocks(cfg: Config) -> dict:
-    """name -> (constructor(seed), input shape, n_data) of the teacher-regression blocks."""
+    """name -> (constructor(*stream), input shape, n_data) of the teacher-regression blocks
+    (weights from ``seeds.torch(cfg.seed, "init", *stream)``)."""
     z = cfg.disc
-    g = _gen
+    def g(*s):
+        return _gen(cfg, "init", *s)
+
     return {
-        "swiglu": (lambda s: SwiGLU(z["d"], z["m"], z["o"], gen=g(s)), (z["d"],), cfg.n_reg),
-        "mha_rope": (lambda s: MHA(z["d"], z["H"], z["dk"], z["dv"], z["T"], pe="rope",
-                                   gen=g(s)), (z["T"], z["d"]), cfg.n_reg),
-        "moe_topk": (lambda s: MoE(z["d"], z["m"], z["E"], z["o"], topk=z["k"], gen=g(s)),
+        "swiglu": (lambda *s: SwiGLU(z["d"], z["m"], z["o"], gen=g(*s)), (z["d"],), cfg.n_reg),
+        "mha_rope": (lambda *s: MHA(z["d"], z["H"], z["dk"], z["dv"], z["T"], pe="rope",
+                                   gen=g(*s)), (z["T"], z["d"]), cfg.n_reg),
+        "moe_topk": (lambda *s: MoE(z["d"], z["m"], z["E"], z["o"], topk=z["k"], gen=g(*s)),
                      (z["d"],), cfg.n_reg_moe),
     }
 
 
-def _teacher(cfg, block, seed):
+def _teacher(cfg, block, i):
+    """(make student, loss, n) of the ``i``-th teacher-regression problem of ``block``: student,
+    teacher and data each from their own named stream."""
     make, shape, n = disc_blocks(cfg)[block]
-    _, _, loss = teacher_regression(make(seed), make(seed + 999), n, shape, seed=seed)
-    return (lambda: make(seed)), loss, n
+    _, _, loss = teacher_regression(make(block, "student", i), make(block, "teacher", i), n,
+                                    shape, seed=_gen(cfg, "teacher_data", block, i))
+    return (lambda: make(block, "student", i)), loss, n
 
 
 def _opt_kw(cfg, opt, n):
@@ -379,11 +398,12 @@ def _opt_kw(cfg, opt, n):
 
 @_f64
 def _task_window(cfg: Config, task: dict) -> list[dict]:
-    seed = cfg.seed + 10 * task["seed"]
-    make, loss, n = _teacher(cfg, task["block"], seed)
+    b, i = task["block"], task["seed"]
+    make, loss, n = _teacher(cfg, b, i)
     lam = sharpness(make(), loss)
     w = early_window(make, loss, L.laws_for, tl_max=task.get("tl", cfg.early_tl), ks=cfg.ks,
-                     ratios=cfg.tau_ratios, optimizer=task["opt"], lam=lam, seed=seed,
+                     ratios=cfg.tau_ratios, optimizer=task["opt"], lam=lam,
+                     seed=_seed(cfg, "sgd_batches", b, i),
                      **_opt_kw(cfg, task["opt"], n))
     rows = []
     for tau, tr in zip(w.taus, w.trajs, strict=True):
@@ -444,8 +464,8 @@ def _task_sgd_walk(cfg: Config, task: dict) -> list[dict]:
     ``log max_laws |sum_j q(g_j)|`` against ``log k`` at ``ks``."""
     from torch.nn import functional as F
 
-    seed = cfg.seed + 10 * task["seed"]
-    make, loss, n = _teacher(cfg, task["block"], seed)
+    b, i = task["block"], task["seed"]
+    make, loss, n = _teacher(cfg, b, i)
     model = make()
     fams = [f for f in L.laws_for(model) if f.kind == "quadratic"]
     G = per_sample_gradients(model, loss, n)
@@ -460,7 +480,7 @@ def _task_sgd_walk(cfg: Config, task: dict) -> list[dict]:
 
     q_batch = torch.func.vmap(q_of)
     K, R, B = int(max(cfg.ks)), int(cfg.sgd_walk_draws), int(cfg.sgd_batch)
-    gen = _gen(seed + 555)
+    gen = _gen(cfg, "sgd_walk_batches", b, i)
     ks = np.asarray(cfg.ks)
     rows, chunk = [], max(1, 20_000 // K)
     for r0 in range(0, R, chunk):
@@ -484,10 +504,10 @@ def sgd_walks(cfg: Config) -> pd.DataFrame:
 
 @_f64
 def _task_gradient(cfg: Config, task: dict) -> dict:
-    seed = cfg.seed + 10 * task["seed"]
-    make, loss, _ = _teacher(cfg, task["block"], seed)
+    b, i = task["block"], task["seed"]
+    make, loss, _ = _teacher(cfg, b, i)
     return {"ratio": gradient_fd_ratio(make(), loss, n_dirs=cfg.fd_dirs, eps=cfg.fd_eps,
-                                       seed=seed)}
+                                       seed=_gen(cfg, "fd_directions", b, i))}
 
 
 def gradient_checks(cfg: Config) -> pd.DataFrame:
@@ -503,9 +523,10 @@ def gradient_checks(cfg: Config) -> pd.DataFrame:
 def _task_identity(cfg: Config, task: dict) -> list[dict]:
     z = cfg.disc
     d, m, o = 2 * z["d"], 2 * z["m"], z["d"]
-    make = lambda: SwiGLU(d, m, o, gen=_gen(cfg.seed))  # noqa: E731
-    _, _, loss = teacher_regression(make(), SwiGLU(d, m, o, gen=_gen(cfg.seed + 99)),
-                                    cfg.n_reg, (d,), seed=cfg.seed)
+    make = lambda: SwiGLU(d, m, o, gen=_gen(cfg, "init", "identity", "student"))  # noqa: E731
+    teacher = SwiGLU(d, m, o, gen=_gen(cfg, "init", "identity", "teacher"))
+    _, _, loss = teacher_regression(make(), teacher, cfg.n_reg, (d,),
+                                    seed=_gen(cfg, "teacher_data", "identity"))
     model = make()
     tr = train(model, loss, L.laws_for(model), optimizer="gd", tau=cfg.id_tau,
                steps=cfg.wd_steps if task["wd"] > 0 else cfg.id_steps, weight_decay=task["wd"])
@@ -524,8 +545,7 @@ def identity_runs(cfg: Config) -> pd.DataFrame:
 
 @_f64
 def _task_matched(cfg: Config, task: dict) -> list[dict]:
-    seed = cfg.seed + 10 * task["seed"]
-    make, loss, _ = _teacher(cfg, task["block"], seed)
+    make, loss, _ = _teacher(cfg, task["block"], task["seed"])
     lam = sharpness(make(), loss)
     with torch.no_grad():
         target = cfg.match_fraction * float(loss(make(), None))
@@ -593,17 +613,17 @@ def _lm_data(cfg):
     return datasets.text_tokens(level="chars")
 
 
-def _make_lm(cfg, V, seed):
+def _make_lm(cfg, V, run):
     z = cfg.lm_dim
     return TinyLM(V, z["d"], z["H"], z["dk"], z["dv"], z["T"], z["E"], z["m"], topk=2,
-                  n_layers=z.get("L", 1), gen=_gen(seed)).to(_dev(cfg))
+                  n_layers=z.get("L", 1), gen=_gen(cfg, "init", "lm", run)).to(_dev(cfg))
 
 
 @_f64
 def _task_lm_window(cfg: Config, task: dict) -> list[dict]:
     tokens = _lm_data(cfg)
-    z, seed = cfg.lm_dim, cfg.seed + task["seed"]
-    x, y = lm_batch(tokens.ids, z["B"], z["T"], seed=seed)
+    z, seed = cfg.lm_dim, task["seed"]
+    x, y = lm_batch(tokens.ids, z["B"], z["T"], seed=seeds.numpy(cfg.seed, "lm_windows", seed))
     loss = ce_loss(x.to(_dev(cfg)), y.to(_dev(cfg)))
     lam = sharpness(_make_lm(cfg, tokens.vocab_size, seed), loss)
     rows = []
@@ -627,7 +647,7 @@ def lm_step_seconds(cfg: Config) -> float:
     at paper on a CPU one step takes about 9 s)."""
     tokens = _lm_data(cfg)
     z = cfg.lm_dim
-    return _step_seconds(_make_lm(cfg, tokens.vocab_size, cfg.seed), z["B"] * z["T"],
+    return _step_seconds(_make_lm(cfg, tokens.vocab_size, 0), z["B"] * z["T"],
                          cfg.device)
 
 
@@ -654,14 +674,15 @@ skip_reasons: dict[str, str] = {}
 def _task_lm_long(cfg: Config, task: dict) -> list[dict]:
     tokens = _lm_data(cfg)
     z = cfg.lm_dim
-    x, y = lm_batch(tokens.ids, z["B"], z["T"], seed=cfg.seed)
+    x, y = lm_batch(tokens.ids, z["B"], z["T"],
+                    seed=seeds.numpy(cfg.seed, "lm_windows", "long"))
     loss = ce_loss(x.to(_dev(cfg)), y.to(_dev(cfg)))
     opt = task["opt"]
     tau = cfg.lm_long_tau * (cfg.adam_lr_scale / 10 if opt == "adam" else 1.0)
     kw = {"n_data": z["B"], "batch_size": z["B"] // 4} if opt == "sgd" else {}
-    m = _make_lm(cfg, tokens.vocab_size, cfg.seed)
+    m = _make_lm(cfg, tokens.vocab_size, "long")
     tr = train(m, loss, m.law_families(), optimizer=opt, tau=tau, steps=cfg.lm_long_steps,
-               seed=cfg.seed, **kw)
+               seed=_seed(cfg, "sgd_batches", "lm_long"), **kw)
     rows = []
     for fam in ("qk_rope", "vo", "experts", "router_sum"):
         members = [n for n in tr.h if n.split(".")[0] == fam]
@@ -684,7 +705,7 @@ def lm_long(cfg: Config, step_s: float | None = None) -> pd.DataFrame | None:
     return _sweep(_task_lm_long, [{"opt": o} for o in ("gd", "sgd", "adam")], cfg, "cl_lm_long")
 
 
-def _vit_problem(cfg: Config, seed: int):
+def _vit_problem(cfg: Config, run: int):
     """(make, loss, tokens) of the ViT: digits (CIFAR-10 in grey levels at paper / full when
     on disk), ``vit_n`` images in patches; tokens = images x patches."""
     from .. import datasets
@@ -698,7 +719,7 @@ def _vit_problem(cfg: Config, seed: int):
 
     def make():
         return TinyViT(Xv.shape[2], Xv.shape[1], z["d"], z["H"], z["dk"], z["dv"], z["m"],
-                       split.n_classes, gen=_gen(seed)).to(_dev(cfg))
+                       split.n_classes, gen=_gen(cfg, "init", "vit", run)).to(_dev(cfg))
     return make, loss, Xv.shape[0] * Xv.shape[1]
 
 
@@ -706,14 +727,13 @@ def _vit_problem(cfg: Config, seed: int):
 def vit_step_seconds(cfg: Config) -> float:
     """Cost estimate of one recorded GD step of the ViT on its ``vit_n`` images (patches as
     tokens), as for ``lm_step_seconds``."""
-    make, _, tokens = _vit_problem(cfg, cfg.seed)
+    make, _, tokens = _vit_problem(cfg, 0)
     return _step_seconds(make(), tokens, cfg.device)
 
 
 @_f64
 def _task_vit(cfg: Config, task: dict) -> list[dict]:
-    seed = cfg.seed + task["seed"]
-    make, loss, _ = _vit_problem(cfg, seed)
+    make, loss, _ = _vit_problem(cfg, task["seed"])
     lam = sharpness(make(), loss)
     rows = []
     for tl in (cfg.early_tl, rules.late_window(cfg)):

@@ -20,7 +20,9 @@ import torch
 from torch import nn
 from torch.func import functional_call, grad, jacrev, jvp, vmap
 
+from .. import seeds
 from .laws import LawFamily
+from .models import generator
 
 
 def flatten(model: nn.Module):
@@ -93,7 +95,7 @@ def brackets(model: nn.Module, X: torch.Tensor, n: int, *, seed: int) -> torch.T
     if int(n) != n or n < 1:
         raise ValueError(f"n (number of brackets) must be a positive integer, got {n!r}")
     theta, f = flat_fn(model)
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = generator(seed, "bracket_fields")
     o = f(theta, X[0]).numel()
     i = torch.randint(len(X), (n,), generator=gen)
     j = torch.randint(len(X), (n,), generator=gen)
@@ -178,7 +180,7 @@ def _count_once(model, X, theory, nb, seed, rtol, max_batches):
     rW, sW = numrank(J, rtol)
     M, r, s, levels = J, rW, sW, 0
     for level in range(max_batches):
-        B = brackets(model, X, nb, seed=seed + 1000 * level)
+        B = brackets(model, X, nb, seed=seeds.torch(seed, "bracket_fields", level))
         M = torch.cat([M, B])
         r_new, s = numrank(M, rtol)
         levels = level + 1
@@ -246,7 +248,7 @@ def count_laws(model: nn.Module, X: torch.Tensor | None = None, *, in_shape: tup
     D = sum(p.numel() for p in model.parameters())
     if in_shape is None:
         in_shape = tuple(X.shape[1:])
-    gen = torch.Generator().manual_seed(int(seed) + 7919)
+    gen = generator(seed, "extra_count_inputs")
 
     def draw(n):
         return torch.randn(n, *in_shape, generator=gen, dtype=p0.dtype).to(p0.device)
@@ -296,5 +298,5 @@ def sample_inputs(model: nn.Module, in_shape: tuple, *, seed: int, factor: float
     with torch.no_grad():
         o = model(torch.zeros(1, *in_shape, dtype=p0.dtype, device=p0.device)).numel()
     N = max(int(minimum), math.ceil(factor * D / o))
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = generator(seed, "sample_inputs")
     return torch.randn(N, *in_shape, generator=gen, dtype=p0.dtype).to(p0.device)

@@ -17,6 +17,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .. import seeds
+
 ACTIVATIONS = {
     "linear": lambda z: z,
     "relu": F.relu,
@@ -34,6 +36,15 @@ def _check_pos(**kw):
     for k, v in kw.items():
         if int(v) != v or v < 1:
             raise ValueError(f"{k} must be a positive integer, got {v!r}")
+
+
+def generator(seed, *names) -> torch.Generator:
+    """The torch generator a function of the chapter draws from: ``seed`` itself when it is a
+    ``torch.Generator`` (the caller chose the stream), else the named stream
+    ``seeds.torch(seed, *names)`` (``names`` say what is drawn)."""
+    if isinstance(seed, torch.Generator):
+        return seed
+    return seeds.torch(int(seed), *names)
 
 
 def _init(w: torch.Tensor, gen: torch.Generator | None, gain: float = 1.0) -> None:

@@ -12,8 +12,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .. import seeds
 from .laws import LawFamily, laws_for
-from .models import MHA, MoE, SwiGLU, _init
+from .models import MHA, MoE, SwiGLU, _init, generator
 
 
 class TinyLM(nn.Module):
@@ -109,7 +110,7 @@ def teacher_regression(student: nn.Module, teacher: nn.Module, n: int, in_shape:
         raise ValueError(f"n must be a positive integer, got {n!r}")
     if not (np.isfinite(noise) and noise >= 0):
         raise ValueError(f"noise must be a finite number >= 0, got {noise!r}")
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = generator(seed, "teacher_data")
     dt = next(teacher.parameters()).dtype
     X = torch.randn(n, *in_shape, generator=gen, dtype=dt)
     with torch.no_grad():
@@ -124,13 +125,15 @@ def teacher_regression(student: nn.Module, teacher: nn.Module, n: int, in_shape:
     return X, Y, loss_fn
 
 
-def lm_batch(ids: np.ndarray, B: int, T: int, *, seed: int):
-    """B random windows of T+1 tokens from ``ids``: (inputs (B, T), targets (B, T))."""
+def lm_batch(ids: np.ndarray, B: int, T: int, *, seed):
+    """B random windows of T+1 tokens from ``ids``: (inputs (B, T), targets (B, T)); the
+    starts come from ``seed`` (a ``numpy.random.Generator``, or an int: the stream
+    ``seeds.numpy(seed, "lm_windows")``)."""
     if int(B) != B or B < 1 or int(T) != T or T < 1:
         raise ValueError(f"B and T must be positive integers, got B={B!r}, T={T!r}")
     if len(ids) <= T + 1:
         raise ValueError(f"need more than T+1={T + 1} tokens, got {len(ids)}")
-    rng = np.random.default_rng(seed)
+    rng = seed if isinstance(seed, np.random.Generator) else seeds.numpy(int(seed), "lm_windows")
     starts = rng.integers(0, len(ids) - T - 1, size=B)
     win = np.stack([ids[s: s + T + 1] for s in starts])
     w = torch.as_tensor(win, dtype=torch.long)

@@ -57,6 +57,8 @@ import torch
 from torch import nn
 from torch.func import functional_call, jacrev, vmap
 
+from .models import generator
+
 __all__ = ["MAX_PARAMS", "QuadraticLaw", "QuadraticLaws", "QuadraticUnderdetermined",
            "quadratic_laws"]
 
@@ -252,7 +254,7 @@ def quadratic_laws(model: nn.Module, X: torch.Tensor | None = None, *,
         in_shape = tuple(X.shape[1:])
     p0 = named[0][1]
     dtype, device = p0.dtype, p0.device
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = generator(seed, "quadratic_samples")
     with torch.no_grad():
         o = model(torch.zeros(1, *in_shape, dtype=dtype, device=device)).numel()
     n_in = max(2, math.ceil(2 * D / o))

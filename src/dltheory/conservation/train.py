@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from .laws import LawFamily
+from .models import generator
 
 OPTIMIZERS = ("gd", "sgd", "heavy_ball", "adam")
 
@@ -100,7 +101,7 @@ def gradient_fd_ratio(model: nn.Module, loss_fn: Callable, *, n_dirs: int = 16,
     model.zero_grad(set_to_none=True)
     g = {n: x.detach().clone() for n, x in gradients(model, loss_fn(model, None)).items()}
     model.zero_grad(set_to_none=True)
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = generator(seed, "fd_directions")
     a, f = [], []
     with torch.no_grad():
         for _ in range(int(n_dirs)):
@@ -149,7 +150,7 @@ def train(model: nn.Module, loss_fn: Callable, families: list[LawFamily], *, opt
         raise ValueError(f"weight_decay must be >= 0, got {weight_decay!r}")
     if optimizer == "sgd" and (n_data is None or batch_size is None or batch_size > n_data):
         raise ValueError(f"sgd needs n_data and batch_size <= n_data, got {n_data}, {batch_size}")
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = generator(seed, "sgd_batches")
     params = dict(model.named_parameters())
     state = {n: torch.zeros_like(p) for n, p in params.items()}
     state2 = {n: torch.zeros_like(p) for n, p in params.items()}
@@ -262,7 +263,7 @@ def sharpness(model: nn.Module, loss_fn: Callable, *, iters: int = 30, seed: int
     grads = torch.autograd.grad(loss, params, create_graph=True, allow_unused=True)
     used = [i for i, gr in enumerate(grads) if gr is not None]  # unused parameters: zero rows
     params, grads = [params[i] for i in used], [grads[i] for i in used]
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = generator(seed, "power_iteration")
     v = [torch.randn(p.shape, generator=gen, dtype=p.dtype).to(p.device) for p in params]
     lam = 0.0
     for _ in range(int(iters)):

@@ -42,3 +42,31 @@ def test_calibration_summary_reads_a_record(tmp_path):
     line = de.checks.calibration_summary(rec)
     assert "unmutated runs" in line and "planted errors caught" in line
     assert "no calibration record" in de.checks.calibration_summary(tmp_path / "none.json")
+
+
+def test_first_round_cut_part_way_is_hard_inconclusive(monkeypatch):
+    """A budget that ends a sweep's first round part-way (here: the expansions' first round,
+    old model and twin, with only the old model done) leaves no table the checks read:
+    its claims are INCONCLUSIVE 'had k of n tasks', hard ones hard, never a KeyError."""
+    import pandas as pd
+
+    from dltheory import experiments as engine
+
+    def cut(fn, tasks, *, config, name, rounds):
+        df = pd.DataFrame([{"model": tasks[0]["model"], "seed": tasks[0]["seed"], "x": 1.0}])
+        df.attrs["rounds"] = (0, 2)
+        df.attrs["tasks"] = (1, len(tasks))
+        return df
+
+    monkeypatch.setattr(engine, "sweep", cut)
+    cfg = de.Config.for_scale("smoke")
+    ex = dx.expansions(cfg)
+    assert ex.empty and "had 1 of 2 tasks" in dx.skipped(ex)
+    led = claims.Ledger("depth_expansion", scale="paper")
+    de.checks.signal(led, cfg, ex)
+    de.checks.jumpboards(led, cfg, ex)
+    de.checks.degenerate(led, cfg, ex)
+    c = led.claims["DE.jumpboard.population"]
+    assert c.verdict == claims.INCONCLUSIVE and c.kind == "hard"
+    assert "had 1 of 2 tasks" in c.note
+    assert {c.verdict for c in led.claims.values()} == {claims.INCONCLUSIVE}

@@ -324,7 +324,9 @@ def _sweep(fn, tasks, cfg, name, *, rounds: str | None = "seed"):
     budget. Under a budget, a sweep whose *first* round the cost model (``cost``) puts above
     the sweep's allotment is not started: the returned table is empty, with
     ``attrs["skipped"]`` (the reason) and ``attrs["rounds"] = (0, planned)``; the checks
-    make its claims INCONCLUSIVE with that reason (decided from the sizes, before running)."""
+    make its claims INCONCLUSIVE with that reason (decided from the sizes, before running).
+    A sweep whose first round the budget ends part-way returns the same empty table, its
+    reason "had k of n tasks of the first round"."""
     from .. import budget
     from .. import experiments as engine
     from . import cost
@@ -347,6 +349,20 @@ def _sweep(fn, tasks, cfg, name, *, rounds: str | None = "seed"):
             return df
     df = engine.sweep(fn, tasks, config=cfg, name=full, rounds=rounds)
     df.attrs.setdefault("rounds", (planned, planned))
+    if rounds and df.attrs["rounds"][0] == 0:
+        # the budget ended the first round part-way: its table lacks cells (a grid's,
+        # the twin) that the checks read, so its claims are INCONCLUSIVE, never decided
+        # on part of a round
+        first = min(t[rounds] for t in tasks)
+        n_first = sum(t[rounds] == first for t in tasks)
+        had = df.attrs.get("tasks", (len(df), len(tasks)))[0]
+        cut = pd.DataFrame()
+        cut.attrs["rounds"] = df.attrs["rounds"]
+        cut.attrs["tasks"] = (had, len(tasks))
+        cut.attrs["skipped"] = (f"had {had} of {n_first} tasks of the {name} sweep's first "
+                                f"round under this budget (a round is the unit the checks "
+                                f"read)")
+        return cut
     return df
 
 

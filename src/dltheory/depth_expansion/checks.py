@@ -151,6 +151,22 @@ def _powered(ledger, cfg, id, statement, rows, t_col, value, t_all, what):
                                     f"margin cannot be told from noise at this setting")
 
 
+def _gate_guard(ledger, id: str, gated) -> None:
+    """Guard on the power gate of ``_powered``: each claim of ``gated`` ((claim id, rows,
+    t column) triples) is decided exactly when one of its seeds' held-out t reaches
+    rules.POWER_T, recomputed here from the rows (an inverted or misread gate that turns a
+    decidable claim INCONCLUSIVE, or decides one without power, fails)."""
+    from ..claims import INCONCLUSIVE
+
+    bad = [f"{cid}: {ledger.claims[cid].verdict} with max t {rows[col].max():.1f}"
+           for cid, rows, col in gated
+           if (ledger.claims[cid].verdict != INCONCLUSIVE)
+           != bool((rows[col] >= rules.POWER_T).any())]
+    ledger.guard(id, f"each margin check is decided exactly where a seed's held-out t "
+                     f"reaches {rules.POWER_T:g}", not bad,
+                 "; ".join(bad) or f"{len(gated)} gated claims agree with their t")
+
+
 def jumpboards(ledger, cfg, ex: pd.DataFrame) -> None:
     if _skip(ledger, "jumpboards", ex):
         return
@@ -167,6 +183,9 @@ def jumpboards(ledger, cfg, ex: pd.DataFrame) -> None:
              "the training-set and population directions agree ($\\cos(\\hat C_S, C_{\\rm pop}) > "
              "0$)",
              old, "t_train", lambda r: r.cos, old.t_train, "a training-set (cross-fitted)")
+    _gate_guard(ledger, "DE.jumpboard.gate", [("DE.jumpboard.population", old, "t_cond1"),
+                                              ("DE.jumpboard.transfer", old, "t_train"),
+                                              ("DE.jumpboard.transfer.cos", old, "t_train")])
 
 
 def condition2(ledger, cfg, ex: pd.DataFrame) -> None:
@@ -718,6 +737,7 @@ def transformer(ledger, cfg, tdf: pd.DataFrame) -> None:
              "Transformer: the expanded class contains a jumpboard with strictly smaller "
              f"population risk (lower end of the {cfg.ci_level:.0%} bootstrap interval above 0)",
              tdf, "t_cond1", lambda r: r.delta_R_lo, tdf.t_cond1, "a held-out population")
+    _gate_guard(ledger, "DE.transformer.gate", [("DE.transformer.jumpboard", tdf, "t_cond1")])
 
 
 def calibration_summary(path=None) -> str:

@@ -36,6 +36,7 @@ KINDS = {
     "DE.routeB.identity": I, "DE.routeA": I, "DE.routeB": I, "DE.norm_lipschitz": I,
     "DE.norm_lipschitz.small_rms": I, "DE.eps_naive": I, "DE.lipschitz.loss": I,
     "DE.lipschitz.top": I, "DE.split.halves_disjoint": I, "DE.delta_R.interval_ordered": I,
+    "DE.jumpboard.gate": I, "DE.transformer.gate": I,
     # the book's theory against a Monte Carlo of its own model
     "DE.null_mean": D, "DE.routeA.coverage": D, "DE.routeA.tightness": D,
     "DE.routeB.coverage": D, "DE.routeB.tightness": D, "DE.hoeffding.coverage": D,

@@ -392,7 +392,8 @@ runtime.display(fits.groupby(["block", "opt"], sort=False)[["alpha", "beta", "la
                 .reset_index().round(3))
 
 # %% tags=["hide-input"]
-runtime.show(figures.gd_collapse(win, fits, cfg), "cl_gd_collapse")
+if not checks.cut(win):                # a first round cut part-way: no figure of it
+    runtime.show(figures.gd_collapse(win, fits, cfg), "cl_gd_collapse")
 
 # %% [markdown]
 # Dividing the drift by $\tau^2$ should collapse the four step sizes onto one line of slope
@@ -456,10 +457,12 @@ slopes = checks.matched(ledger, cfg, mp)
 runtime.display(slopes.groupby(["block", "opt"], sort=False).slope.mean().reset_index().round(3))
 
 # %% tags=["hide-input"]
-runtime.show(figures.matched(mp, cfg), "cl_matched")
+if not checks.cut(mp):
+    runtime.show(figures.matched(mp, cfg), "cl_matched")
 
 # %% tags=["hide-input"]
-runtime.show(figures.optimisers(win, fits, ident, cfg), "cl_optimisers")
+if not checks.cut(win):
+    runtime.show(figures.optimisers(win, fits, ident, cfg), "cl_optimisers")
 
 # %% [markdown]
 # The prediction at matched loss: halving GD's step halves its drift (slope 1), while Adam's

@@ -488,16 +488,22 @@ def _task_sgd_walk(cfg: Config, task: dict) -> list[dict]:
         idx = torch.multinomial(torch.ones((r1 - r0) * K, n), B, replacement=False,
                                 generator=gen)
         Q = q_batch(F.embedding_bag(idx, G, mode="mean")).reshape(r1 - r0, K, -1)
+        if r0 == 0:   # the batched walk against a loop over the first realisation's steps
+            J = min(K, 16)
+            loop = torch.stack([q_of(G[idx[j]].mean(0)) for j in range(J)])
+            loop_diff = float((loop - Q[0, :J]).abs().max() / Q[0, :J].abs().max()
+                              .clamp_min(1e-300))
         err = torch.cumsum(Q, 1).abs().amax(-1).numpy()[:, ks - 1]
         for r in range(r1 - r0):
             beta = np.polyfit(np.log(ks), np.log(err[r]), 1)[0]
-            rows.append({"draw": r0 + r, "beta": float(beta)})
+            rows.append({"draw": r0 + r, "beta": float(beta), "loop_diff": loop_diff})
     return rows
 
 
 def sgd_walks(cfg: Config) -> pd.DataFrame:
     """The frozen-gradient random walk of ``_task_sgd_walk`` for every block and seed of the
-    early windows: block, seed, draw, beta (the k exponent of that realisation)."""
+    early windows: block, seed, draw, beta (the k exponent of that realisation), loop_diff
+    (the batched walk against a loop over the first realisation's first steps, relative)."""
     tasks = [{"block": b, "seed": s} for b in disc_blocks(cfg) for s in range(cfg.disc_seeds)]
     return _sweep(_task_sgd_walk, tasks, cfg, "cl_sgd_walk", rounds="seed")
 

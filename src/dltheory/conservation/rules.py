@@ -35,8 +35,9 @@ NORMS = ("rmsnorm_swiglu", "layernorm_swiglu", "linear_rmsnorm_swiglu",
          "linear_layernorm_swiglu", "mha_qknorm")
 DISC_BLOCKS = ("swiglu", "mha_rope", "moe_topk")
 
-GUARDS = ("CL.sgd.stochastic", "CL.adam.window_shorter", "CL.lm.late_is_late",
-          "CL.matched.reach_count")
+GUARDS = ("CL.sgd.stochastic", "CL.sgd.batches", "CL.gd.early_window",
+          "CL.adam.window_shorter", "CL.sgd_walk.batched_is_loop", "CL.lm.late_is_late",
+          "CL.vit.late_is_late", "CL.matched.reach_count")
 
 KINDS: dict[str, str] = {
     **{f"CL.orth.{b}": "hard" for b in ORTH_BLOCKS},

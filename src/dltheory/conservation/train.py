@@ -163,7 +163,7 @@ def train(model: nn.Module, loss_fn: Callable, families: list[LawFamily], *, opt
     for k in range(steps):
         idx = None
         if optimizer == "sgd":
-            idx = torch.randperm(n_data, generator=gen)[:batch_size]
+            idx = _batch(gen, n_data, batch_size)
         model.zero_grad(set_to_none=True)
         loss = loss_fn(model, idx)
         if stop_loss is not None and float(loss.detach()) <= stop_loss:
@@ -198,6 +198,19 @@ def train(model: nn.Module, loss_fn: Callable, families: list[LawFamily], *, opt
                        for n in names},
                       np.asarray(gsq), np.asarray(losses),
                       {f.name: f.kind for f in families})
+
+
+def _batch(gen: torch.Generator, n_data: int, batch_size: int) -> torch.Tensor:
+    """One SGD minibatch: ``batch_size`` of the ``n_data`` indices without replacement."""
+    return torch.randperm(n_data, generator=gen)[:batch_size]
+
+
+def sgd_batches(n_data: int, batch_size: int, steps: int, *, seed=0) -> torch.Tensor:
+    """The ``(steps, batch_size)`` minibatch indices ``train(optimizer="sgd", seed=seed)``
+    steps on (the same stream and the same draw), for the design guard that they are strict
+    random subsets of the data."""
+    gen = generator(seed, "sgd_batches")
+    return torch.stack([_batch(gen, int(n_data), int(batch_size)) for _ in range(int(steps))])
 
 
 @dataclass(frozen=True)

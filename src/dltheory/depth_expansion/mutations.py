@@ -106,6 +106,19 @@ def _overlapping_halves(population_halves):
     return wrong
 
 
+def _power_gate_inverted(_powered):
+    from . import checks, rules
+
+    def wrong(ledger, cfg, id, statement, rows, t_col, value, t_all, what):
+        pw = rows[rows[t_col] < rules.POWER_T]          # for >=: the unpowered seeds decide
+        if len(pw):
+            return checks._check(ledger, id, statement, float(value(pw).min()), lo=1e-12,
+                                 note=f"min over {len(pw)} seeds")
+        return checks._inconclusive(ledger, id, statement, float(value(rows).min()),
+                                    note=f"no seed has {what} t >= {rules.POWER_T:g}")
+    return wrong
+
+
 ENTRIES = [
     Mutation("depth_expansion:signal_constant_low_15pct", f"{D}.signal:signal_matrix",
              "first-order signal matrix 15% low", "-15%", "constant",
@@ -174,4 +187,10 @@ ENTRIES = [
              "cross-entropy's Lipschitz constant in the logits without the sqrt(2) (the "
              "sup-norm constant used as if Euclidean)", "factor 1/sqrt(2)", "bound constant",
              _loss_lipschitz_no_sqrt2, ("DE.lipschitz.loss",)),
+    # In the judging code: the power gate of the margin checks inverted (the seeds whose
+    # held-out t is *below* POWER_T decide; where every seed is powered, nothing is decided).
+    Mutation("depth_expansion:power_gate_inverted", f"{D}.checks:_powered",
+             "the margin checks' power gate inverted (t < POWER_T for t >= POWER_T)",
+             "comparison inverted", "regime boundary", _power_gate_inverted,
+             ("DE.jumpboard.gate",)),
 ]

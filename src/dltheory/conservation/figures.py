@@ -230,3 +230,24 @@ def headline(counts: pd.DataFrame, cfg: Config):
            title=f"Laws per block (d={cfg.d}, m={cfg.m}, H={cfg.H}, E={cfg.E}, k={cfg.k})")
     ax.legend(loc="upper right")
     return fig
+
+
+def table(t: pd.DataFrame):
+    """A count table (``checks.count_table``) styled to fit the book's text column: the
+    headers wrap, a block name may break after an underscore, numbers are integers and
+    the font is a little smaller (seven columns stay inside the column, none clipped). The
+    data are unchanged; a script prints them as they are."""
+    num = [c for c in t.columns if c != "block"]
+    sty = t.style.hide(axis="index").format(
+        {"block": lambda s: str(s).replace("_", "_<wbr>"),
+         **{c: (lambda v: "—" if pd.isna(v) else (f"{int(v)}" if isinstance(v, (int, float,
+                np.integer, np.floating)) else str(v))) for c in num}})
+    sty = sty.set_table_styles([
+        {"selector": "", "props": "max-width: 100%; font-size: 0.85em; "
+                                  "border-collapse: collapse; table-layout: auto;"},
+        {"selector": "td, th", "props": "padding: 2px 6px; vertical-align: top; "
+                                        "white-space: normal; overflow-wrap: anywhere;"},
+        {"selector": "td", "props": "text-align: right;"},
+        {"selector": "th", "props": "text-align: right; max-width: 6em;"},
+    ])
+    return sty.set_properties(subset=["block"], **{"text-align": "left"})

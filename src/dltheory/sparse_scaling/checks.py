@@ -20,8 +20,26 @@ from .theory import expected_floor, expected_observed, floor_constant, heaps_con
 
 
 def _worst(x):
+    """The value farthest from 1 in log (a worst-over-grid judge reads this one)."""
     x = np.asarray(x, dtype=float)
     return float(x[np.argmax(np.abs(np.log(x)))])
+
+
+def _se(x) -> float:
+    """Standard error of the mean of independent draws ``x`` (nan for fewer than two)."""
+    x = np.asarray(x, dtype=float)
+    return float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else float("nan")
+
+
+def _formula_rows(df):
+    """Rows of the over-parameterised sweep the formula is judged on (the task marks the
+    rank-deficient data sets m = -1: the formula needs rank X = K)."""
+    return df[df.m >= 0]
+
+
+def _fit_mask(NN, DD, rank):
+    """Grid points the two-term fit uses: N > 8, D > 30, and not within 25% of the peak N = rank."""
+    return (NN > 8) & (DD > 30) & (np.abs(NN / rank - 1) > 0.25)
 
 
 def record_data(ledger, cfg: Config, res: dict, asym: dict) -> dict:
@@ -33,6 +51,9 @@ def record_data(ledger, cfg: Config, res: dict, asym: dict) -> dict:
     ledger.check("SS.data.heaps", rf"sampled $K(D)$ equals $\mathbb E K(D) = \sum_j [1-(1-p_j)^D]$ at $D = {cfg.d_heaps}$",
                  measured=res["K_mean"], predicted=EK, tol=4 * res["K_sem"],
                  note=f"mean over {cfg.heaps_trials_used} draws, tolerance 4 standard errors")
+    ledger.guard("SS.data.heaps.batched", "K per data set from the batched count over all draws equals "
+                 "a loop over the draws' own matrices", bool(np.array_equal(res["K_batched"], res["K_loop"])),
+                 f"first {len(res['K_loop'])} of {cfg.heaps_trials_used} draws at D = {cfg.d_heaps}")
     ledger.check("SS.data.heaps.prefactor", r"$\mathbb E K(D)/D^{1/(\alpha_1+1)} \to \Gamma(\alpha_1/(\alpha_1+1))$",
                  measured=asym["heaps"], predicted=heaps_constant(cfg.alpha1),
                  rtol=cfg.prefactor_rtol, kind="derivation",
@@ -57,6 +78,13 @@ def record_alpha_n(ledger, cfg: Config, df) -> dict:
     de = theory.loss_de(_lam(cfg.m_n, cfg), Ns)
     fit_de = fitting.loglog_fit(Ns, de, window)
     a = -fit.slope
+    ledger.guard("SS.alpha_N.interval_ordered", "the bootstrap interval of the fitted slope is ordered "
+                 "(lo <= slope <= hi)", bool(fit.lo <= fit.slope <= fit.hi),
+                 f"[{fit.lo:.4f}, {fit.hi:.4f}] around {fit.slope:.4f}")
+    distinct = int(np.unique(np.round(sim.values, 12), axis=0).shape[0])
+    ledger.guard("SS.alpha_N.draws_distinct", "the feature draws of the alpha_N sweep are distinct "
+                 "(no two draws give the same loss curve)", bool(distinct == sim.shape[0]),
+                 f"{distinct} distinct curves of {sim.shape[0]} draws")
     tol = cfg.tol_alpha_n_de_at(sim.shape[0])
     gap = cfg.an_asym_rel * cfg.alpha_N
     ledger.check("SS.alpha_N", r"model-limited exponent $\alpha_N = \alpha_1+\alpha_2+1$", measured=a,
@@ -70,7 +98,7 @@ def record_alpha_n(ledger, cfg: Config, df) -> dict:
     # level as well as slope: the geometric mean over the window of mean l_inf / l_DE; band
     # from the measured spread of the draws (se of the mean log ratio) + the DE's finite-N offset
     lr = np.log(sim.values / de[None, :]).mean(1)         # one value per feature draw
-    se = float(lr.std(ddof=1) / np.sqrt(lr.size)) if lr.size > 1 else float("nan")
+    se = _se(lr)
     level = float(np.exp(np.mean(np.log(sim.values.mean(0) / de))))
     if lr.size < 2:   # one draw (a budget cut): no spread to set the band from
         ledger.inconclusive("SS.alpha_N.level", r"$\ell_\infty(N)$ equals $\ell_{DE}(N)$ in level on the window (two-sided)",
@@ -203,11 +231,21 @@ def record_double_descent(ledger, cfg: Config, res: dict) -> dict:
     for (_seed, D), g in c.groupby(["seed", "D"]):
         peaks.append((D, peak_location(g.N.values, g.ridgeless.values, g.ridge.values), g["rank"].iloc[0]))
     peaks = np.array(peaks, dtype=float)
+    worse = c.ridge.values > c.ridgeless.values * (1 + 1e-9)
+    ledger.guard("SS.dd.oracle_beats_ridgeless", "the oracle ridge (min over a penalty grid that holds 0) "
+                 "is never above the ridgeless fit", bool(not worse.any()),
+                 f"{int(worse.sum())} of {worse.size} (N, D, draw) points above")
     per_d = [np.exp(np.mean(np.log(peaks[peaks[:, 0] == D, 1] / peaks[peaks[:, 0] == D, 2])))
              for D in np.unique(peaks[:, 0])]
+    Du = np.unique(peaks[:, 0])
+    worst = _worst(per_d)
+    i_w = max(range(len(per_d)), key=lambda i: abs(np.log(per_d[i])))     # the same, by a loop
+    ledger.guard("SS.peak.location.worst_point", "the worst-over-D judge of the peak reads the D "
+                 "farthest from the band's centre, and says which", bool(worst == per_d[i_w]),
+                 f"worst N_peak / rank {worst:.3f} at D = {Du[i_w]:g} (loop: {per_d[i_w]:.3f})")
     ledger.check("SS.peak.location", r"ridgeless peak at $N = \operatorname{rank} X$, every $D$",
-                 measured=_worst(per_d), lo=cfg.peak_band[0], hi=cfg.peak_band[1],
-                 note=f"worst over D of the geometric mean over {cfg.dd_seeds} draws of N_peak / rank(X); "
+                 measured=worst, lo=cfg.peak_band[0], hi=cfg.peak_band[1],
+                 note=f"worst over D (at D = {Du[i_w]:g}) of the geometric mean over {cfg.dd_seeds} draws of N_peak / rank(X); "
                       f"single draws {np.min(peaks[:, 1] / peaks[:, 2]):.2f}-{np.max(peaks[:, 1] / peaks[:, 2]):.2f}")
     EK = expected_observed(_spec(cfg.m_dd, cfg), cfg.d_dd)
     Dp = np.array(cfg.d_dd, dtype=float)
@@ -262,7 +300,15 @@ def record_overparam(ledger, cfg: Config, df) -> dict:
     draws are independent, so the tolerance is ``z_family`` standard errors of the mean ratio."""
     stmt = (r"ridgeless loss $= T_{obs}(N-1)/(N-r-1)$ just above the peak, $N = r+1+m$, "
             rf"$m \in \{{{', '.join(map(str, cfg.op_excess))}\}}$")
-    ok = df[df.m >= 0].copy()
+    ok = _formula_rows(df).copy()
+    bad = int((ok["rank"] != ok["K"]).sum()) if len(ok) else 0
+    ledger.guard("SS.overparam.full_rank", "the over-parameterised formula is judged only on data sets "
+                 "with rank X = K (full column rank)", bool(bad == 0),
+                 f"{bad} of {len(ok)} rows with rank X < K")
+    if bad:
+        ledger.inconclusive("SS.overparam_branch", stmt, kind="hard",
+                            note="not judged: the rows it would be judged on fail SS.overparam.full_rank")
+        return {}
     n_draws = int(ok.groupby(["seed", "draw"]).ngroups) if len(ok) else 0
     if n_draws < cfg.op_min_draws:
         ledger.inconclusive("SS.overparam_branch", stmt, kind="hard",
@@ -271,7 +317,7 @@ def record_overparam(ledger, cfg: Config, df) -> dict:
         return {}
     ok["ratio"] = ok.ridgeless / theory.overparam_loss(ok.T_obs.values, ok.N.values, ok["rank"].values)
     per_draw = ok.groupby(["seed", "draw"]).ratio.mean()
-    mean, se = float(per_draw.mean()), float(per_draw.std(ddof=1) / np.sqrt(per_draw.size))
+    mean, se = float(per_draw.mean()), _se(per_draw.values)
     by_m = ok.groupby("m").ratio.mean()
     ledger.check("SS.overparam_branch", stmt, measured=mean, predicted=1.0, tol=cfg.z_family * se,
                  note=f"mean ratio over {n_draws} independent draws at D = {cfg.d_op} (rank X = K, median "
@@ -286,7 +332,7 @@ def surface_fits(cfg: Config, grid):
     g = grid.groupby(["N", "D"], as_index=False)[["ridge", "bayes", "rank"]].mean()
     NN, DD = g.N.values.astype(float), g.D.values.astype(float)
     Ng, Dg = np.unique(NN), np.unique(DD)
-    keep = (NN > 8) & (DD > 30) & (np.abs(NN / g["rank"].values - 1) > 0.25)
+    keep = _fit_mask(NN, DD, g["rank"].values)
     law = fitting.fit_two_term(NN[keep], DD[keep], g.ridge.values[keep])
     bayes = fitting.fit_two_term(NN[keep], DD[keep], g.bayes.values[keep])
     from .experiments import theory_surface

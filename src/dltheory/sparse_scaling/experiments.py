@@ -75,11 +75,14 @@ def data_model(cfg: Config) -> dict:
     sd = lam * np.sqrt((1 - p) / (p * cfg.d_moments))
     sd[p >= 1] = np.inf                                   # x_1^2 = s_1^2 exactly
     z = np.where(np.isfinite(sd), (m2[:J] - lam) / np.where(np.isfinite(sd), sd, 1), 0.0)
-    K = sample_entries(spec, cfg.d_heaps, [cfg.seed, 2], trials=cfg.heaps_trials_used).observed_counts()
+    e = sample_entries(spec, cfg.d_heaps, [cfg.seed, 2], trials=cfg.heaps_trials_used)
+    K = e.observed_counts()                                  # batched over the draws
+    K_loop = [int(e.csr(t).getnnz(0).astype(bool).sum()) for t in range(min(16, e.trials))]
     Dc = np.unique(np.geomspace(10, min(1e6, max(1e4, 30 * cfg.d_heaps)), 13).astype(int))
     K_curve = [sample_sparse(spec, int(D), [cfg.seed, 3, i]).getnnz(0).astype(bool).sum()
                for i, D in enumerate(Dc)]
     return {"spec": spec, "m2": m2[:200], "z": z, "J": J, "K_mean": K.mean(),
+            "K_batched": K[:len(K_loop)], "K_loop": np.array(K_loop),
             "K_sem": K.std(ddof=1) / np.sqrt(K.size), "EK": expected_observed(spec, [cfg.d_heaps])[0],
             "D_curve": Dc, "K_curve": np.array(K_curve),
             "pattern": np.abs(sample_sparse(spec, 60, [cfg.seed, 4])[:, :80].toarray()) > 0}
@@ -101,7 +104,7 @@ def exactness(cfg: Config) -> dict:
     D = int(min(400, max(60, heaps_D(cfg.alpha1, 24))))
     X = sample_sparse(spec, D, [cfg.seed, 5])
     obs = observe(X, spec)
-    u = gaussian_features(200, M, cfg.seed + 5)
+    u = gaussian_features(200, M, cfg.seed, "moments")
     S, _ = feature_moments(u, spec.lam)
     rng = np.random.default_rng([cfg.seed, 6])
     rel, z = [], []
@@ -122,7 +125,7 @@ def decomposition(cfg: Config, N: int = 64) -> pd.DataFrame:
     spec = spectrum(cfg.m_dd, cfg.alpha1, cfg.alpha2)
     hi = float(min(3e4, heaps_D(cfg.alpha1, 4 * N)))
     Ds = np.unique(np.geomspace(max(30.0, hi / 300), hi, 6).astype(int))
-    u = gaussian_features(N, cfg.m_dd, cfg.seed + 7, device=_dev())
+    u = gaussian_features(N, cfg.m_dd, cfg.seed, "exact", device=_dev())
     S, _ = feature_moments(u, spec.lam)
     rows = []
     for i, D in enumerate(Ds):
@@ -136,7 +139,7 @@ def decomposition(cfg: Config, N: int = 64) -> pd.DataFrame:
 # ---------------------------------------------------------------- 3. alpha_N
 def _alpha_n_task(cfg: Config, task: dict) -> list[dict]:
     spec = spectrum(cfg.m_n, cfg.alpha1, cfg.alpha2)
-    u = gaussian_features(cfg.n_hi, cfg.m_n, cfg.seed + 100 + task["seed"], device=_dev())
+    u = gaussian_features(cfg.n_hi, cfg.m_n, cfg.seed, "alpha_n", task["seed"], device=_dev())
     loss = loss_infinite_data(u, spec.lam, cfg.n_grid)
     return [{"N": n, "loss": float(v)} for n, v in zip(cfg.n_grid, loss, strict=True)]
 
@@ -187,7 +190,7 @@ def dense(cfg: Config) -> pd.DataFrame:
 def _dd_task(cfg: Config, task: dict) -> list[dict]:
     spec = spectrum(cfg.m_dd, cfg.alpha1, cfg.alpha2)
     Ns = np.asarray(cfg.n_dd)
-    u = gaussian_features(int(Ns.max()), cfg.m_dd, cfg.seed + 400 + task["seed"], device=_dev())
+    u = gaussian_features(int(Ns.max()), cfg.m_dd, cfg.seed, "dd", task["seed"], device=_dev())
     S, _ = feature_moments(u, spec.lam)
     rows = []
     for i, D in enumerate(cfg.d_dd):
@@ -207,7 +210,7 @@ def double_descent(cfg: Config) -> dict:
                             for k in range(cfg.rank_draws_at(D))], dtype=float)
                   for i, D in enumerate(cfg.d_dd)]
     d_dense, n_dense = cfg.d_dense_peak, np.asarray(cfg.n_dense)
-    u = gaussian_features(int(n_dense.max()), cfg.m_dd, cfg.seed + 450, device=_dev())
+    u = gaussian_features(int(n_dense.max()), cfg.m_dd, cfg.seed, "dense_peak", device=_dev())
     S, _ = feature_moments(u, spec.lam)
     dense_c = {}
     for i, D in enumerate(d_dense):       # mean over dense_draws_at(D) data sets
@@ -233,8 +236,8 @@ def _overparam_task(cfg: Config, task: dict) -> list[dict]:
             rows.append({"draw": i, "rank": r, "K": obs.K, "m": -1, "N": 0, "ridgeless": np.nan,
                          "T_obs": obs.T_obs})
             continue
-        u_seed = int(np.random.SeedSequence([cfg.seed, 801, task["seed"], i]).generate_state(1)[0])
-        u = gaussian_features(r + 1 + max(cfg.op_excess), spec.M, u_seed, device=_dev())
+        u = gaussian_features(r + 1 + max(cfg.op_excess), spec.M, cfg.seed, "overparam",
+                              task["seed"], i, device=_dev())
         S, _ = feature_moments(u, spec.lam)
         for m in cfg.op_excess:
             N = r + 1 + m
@@ -253,7 +256,7 @@ def overparam(cfg: Config) -> pd.DataFrame:
 def _grid_task(cfg: Config, task: dict) -> list[dict]:
     Ng, Dg = grid_axes(cfg)
     spec = spectrum(cfg.m_grid, cfg.alpha1, cfg.alpha2)
-    u = gaussian_features(int(Ng.max()), spec.M, cfg.seed + 500 + task["useed"], device=_dev())
+    u = gaussian_features(int(Ng.max()), spec.M, cfg.seed, "grid", task["useed"], device=_dev())
     S, _ = feature_moments(u, spec.lam)
     ridge, bayes, ranks = 0.0, 0.0, 0.0
     for x in range(cfg.grid_x_seeds):
@@ -317,8 +320,7 @@ def envelope(cfg: Config, alpha1: float | None = None, alpha2: float | None = No
 def _gd_task(cfg: Config, task: dict) -> list[dict]:
     s = task["useed"]
     spec = spectrum(cfg.m_gd, cfg.gd_alpha1, cfg.gd_alpha2)
-    u_seed = int(np.random.SeedSequence([cfg.seed, 600, s]).generate_state(1)[0])
-    u = gaussian_features(cfg.n_gd, cfg.m_gd, u_seed, device=_dev())
+    u = gaussian_features(cfg.n_gd, cfg.m_gd, cfg.seed, "gd", s, device=_dev())
     eta = population_step(u, spec.lam, cfg.gd_c)
     P_sec = secular_fail_probability(spec, u, eta, cfg.d_gd)
     rows = []
@@ -341,7 +343,7 @@ def gd(cfg: Config) -> dict:
     cfg = cfg.replace(alpha1=DEFAULTS["ALPHA1"], alpha2=DEFAULTS["ALPHA2"])
     df = _sweep(_gd_task, [{"useed": s} for s in range(cfg.gd_u_seeds)], cfg, "gd", "useed")
     spec = spectrum(cfg.m_gd, cfg.gd_alpha1, cfg.gd_alpha2)
-    u = gaussian_features(cfg.n_gd, cfg.m_gd, cfg.seed + 600, device=_dev())
+    u = gaussian_features(cfg.n_gd, cfg.m_gd, cfg.seed, "gd_shown", device=_dev())
     eta = population_step(u, spec.lam, cfg.gd_c)
     shown, k = {True: [], False: []}, 0
     while min(len(v) for v in shown.values()) < cfg.gd_shown and k < 5000:
@@ -360,7 +362,7 @@ def _relu_task(cfg: Config, task: dict) -> list[dict]:
     s = task["seed"]
     spec = spectrum(cfg.relu_m, cfg.alpha1, cfg.alpha2)
     u = gaussian_features(max(cfg.relu_n_fixed, max(cfg.relu_n_sweep)), cfg.relu_m,
-                          cfg.seed + 700 + s, device=_dev())
+                          cfg.seed, "relu", s, device=_dev())
     W = np.random.default_rng([cfg.seed, 701, s]).standard_normal((cfg.relu_m, cfg.relu_nw))
     mom = relu_mod.stratified_moments(spec, u, W, J0=cfg.relu_j0, n_head=cfg.relu_n_head,
                                       n_tail=cfg.relu_n_tail, seed=[cfg.seed, 702, s])

@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from .. import seeds
 from .data import SparseSpectrum, check_penalties
 
 
@@ -85,12 +86,13 @@ def observe(X: sp.spmatrix, spec: SparseSpectrum, *, tau=None, device=None,
                     float(lt.sum()), int(D))
 
 
-def gaussian_features(N: int, M: int, seed: int, device=None) -> torch.Tensor:
+def gaussian_features(N: int, M: int, seed: int, *names, device=None) -> torch.Tensor:
     """u (N, M) with i.i.d. N(0, 1) entries; sweeps over N use its leading rows (nested).
 
-    The scale of u is irrelevant for min-norm fits and for losses minimised over mu.
+    Drawn on the named stream ``seeds.torch(seed, "features", *names)``. The scale of u is
+    irrelevant for min-norm fits and for losses minimised over mu.
     """
-    g = torch.Generator(device="cpu").manual_seed(int(seed))
+    g = seeds.torch(int(seed), "features", *names)
     return torch.randn(int(N), int(M), generator=g, dtype=torch.float64).to(device)
 
 

@@ -25,6 +25,39 @@ def _nu(formula):
     return lambda original: formula
 
 
+def _oracle_argmax(sparse_n_sweep):
+    """The oracle ridge taken as the worst penalty of the grid (max for min)."""
+    from .data import sample_sparse
+    from .linear import observe, ridge_path
+
+    def wrong(spec, u, S, D, Ns, mus_rel, seed, device=None):
+        obs = observe(sample_sparse(spec, int(D), seed), spec, device=device)
+        L = np.array([ridge_path(obs, u[:N], S[:N, :N], mus_rel) for N in map(int, Ns)])
+        return {"ridgeless": L[:, 0], "ridge": L.max(1), "rank": obs.rank, "K": obs.K,
+                "T_obs": obs.T_obs}
+    return wrong
+
+
+def _one_feature_draw(task_fn):
+    """Every task of the sweep on the feature draw of task 0 (a degenerate set of draws)."""
+    return lambda cfg, task: task_fn(cfg, {**task, "seed": 0})
+
+
+def _inverted_gate(rows):
+    """The full-rank gate of the over-parameterised judge inverted (rank-deficient sets only)."""
+    return lambda df: df[df.m < 0]
+
+
+def _sd_for_se(se):
+    return lambda x: float(np.asarray(x, dtype=float).std(ddof=1))
+
+
+# Experiment-side entries: caught only when the experiment reruns under them (the chapter
+# under $DLTHEORY_MUTATION, calibration; test_mutations reruns just that experiment).
+EXPERIMENT_SIDE = ("sparse_scaling:oracle_ridge_argmax", "sparse_scaling:alpha_n_one_feature_draw",
+                   "sparse_scaling:sampled_floor_level_high")
+
+
 ENTRIES = [
     Mutation("sparse_scaling:heaps_prefactor_high", f"{S}.checks:heaps_constant",
              "Heaps prefactor 10% high", "+10%", "constant",
@@ -75,4 +108,25 @@ ENTRIES = [
              "GD failure exponent taken as the data exponent alpha_D", "another exponent",
              "regime boundary", _nu(lambda a1, a2: (a1 + a2 + 1) / (a1 + 1)),
              ("SS.gd.instability",)),
+    # experiment side and judging code
+    Mutation("sparse_scaling:oracle_ridge_argmax", f"{S}.sweeps:sparse_n_sweep",
+             "the oracle ridge of the double-descent sweep takes the worst penalty (max for min)",
+             "argmax for argmin", "regime boundary", _oracle_argmax, ("SS.dd.oracle_beats_ridgeless",)),
+    Mutation("sparse_scaling:alpha_n_one_feature_draw", f"{S}.experiments:_alpha_n_task",
+             "every alpha_N task on the same feature draw (a degenerate set of draws)",
+             "n draws for 1", "dropped term", _one_feature_draw, ("SS.alpha_N.draws_distinct",)),
+    Mutation("sparse_scaling:sampled_floor_level_high", f"{S}.sweeps:loss_infinite_width",
+             "sampled N = inf loss 10% high (level only)", "+10% level", "constant",
+             lambda f: (lambda obs: 1.1 * f(obs)), ("SS.alpha_D.level",)),
+    Mutation("sparse_scaling:worst_is_best", f"{S}.checks:_worst",
+             "the worst-over-D judge reads the best point (min |log| for max)", "argmin for argmax",
+             "regime boundary",
+             lambda f: (lambda x: float(np.asarray(x, float)[np.argmin(np.abs(np.log(np.asarray(x, float))))])),
+             ("SS.peak.location.worst_point",)),
+    Mutation("sparse_scaling:se_is_sd", f"{S}.checks:_se",
+             "the standard deviation of the draws used for the standard error of their mean",
+             "factor sqrt(draws)", "rescaling", _sd_for_se, ("SS.overparam_branch",)),
+    Mutation("sparse_scaling:full_rank_gate_inverted", f"{S}.checks:_formula_rows",
+             "the over-parameterised judge's full-rank gate inverted (rank-deficient data sets only)",
+             "gate inverted", "regime boundary", _inverted_gate, ("SS.overparam.full_rank",)),
 ]

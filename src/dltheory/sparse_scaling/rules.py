@@ -32,6 +32,13 @@ KINDS: dict[str, str] = {
     "SS.data.second_moment": "hard",
     "SS.data.heaps": "hard",
     "SS.data.heaps.prefactor": "derivation",
+    # design guards (ledger.guard): the experiment is what its statement says
+    "SS.data.heaps.batched": "identity",
+    "SS.alpha_N.interval_ordered": "identity",
+    "SS.alpha_N.draws_distinct": "identity",
+    "SS.dd.oracle_beats_ridgeless": "identity",
+    "SS.peak.location.worst_point": "identity",
+    "SS.overparam.full_rank": "identity",
     # 2. exact loss
     "SS.exact.reduced_fit": "identity",
     "SS.exact.target_average": "identity",

@@ -23,16 +23,22 @@
 # every exponent the paper states, plus the double-descent peak, the compute-optimal
 # frontier and a law for how often fixed-step gradient descent blows up.
 #
-# ```{admonition} Takeaway
+# ````{admonition} Takeaway
 # :class: tip
-# With activation probability $p_j = j^{-(\alpha_1+1)}$ and second moment
+# **The paper:** with activation probability $p_j = j^{-(\alpha_1+1)}$ and second moment
 # $\mathbb E x_j^2 = j^{-(\alpha_1+\alpha_2+2)}$, the loss is
 # $\ell(N,D) \approx A N^{-\alpha_N} + B D^{-\alpha_D}$ with $\alpha_N = \alpha_1+\alpha_2+1$
 # (as for dense data) but $\alpha_D = \alpha_N/(\alpha_1+1)$: data only teach the
 # $K(D)\propto D^{1/(\alpha_1+1)}$ coordinates they contain. The interpolation peak sits at
 # $N = K(D)$, compute should go mostly to data ($D^*\propto C^{(\alpha_1+1)/(\alpha_1+3)}$),
 # and rare large spikes make fixed-step GD fail with probability $\propto D^{-\nu}$.
+#
+# **What this build found** (generated from the claims below at the scale it ran):
+#
+# ```{glue:md} ss_findings
+# :format: myst
 # ```
+# ````
 
 # %% tags=["remove-cell"]
 # @title Install dltheory 0.1.0 in Colab { display-mode: "form" }
@@ -76,6 +82,7 @@ from dltheory import chapter
 from dltheory.sparse_scaling import checks
 from dltheory.sparse_scaling import experiments as ssx
 from dltheory.sparse_scaling import figures as ssf
+from dltheory.sparse_scaling import rules as ss_rules
 
 cfg, ledger = chapter.start("sparse_scaling", SCALE, SEED=SEED, ALPHA1=ALPHA1, ALPHA2=ALPHA2)
 print(f"alpha_N = {cfg.alpha_N:.3g}, alpha_D = {cfg.alpha_D:.3g}, K(D) ~ D^{1 / (ALPHA1 + 1):.3g}")
@@ -272,9 +279,10 @@ runtime.show(ssf.alpha_n(cfg, an_df, an), "ss_alpha_N")
 # neither window can be placed within the scale's limits on $D$ (sampling is $O(D)$) and on
 # $K$ (a $K\times K$ Gram), the claim is a hard INCONCLUSIVE whose note gives the $D$ it
 # would need, computed from $\mathbb E K(D)$: at the sparse edge $K(D)\approx
-# \Gamma(\alpha_1/(\alpha_1+1))D^{1/(\alpha_1+1)}$ grows so slowly that $K = 20$ needs $D$ of
-# millions, and at the nearly dense edge $K(D)\le0.3D$ needs $D\approx10^6$ with $K$ far
-# above the Gram's limit. Its noise is known exactly:
+# \Gamma(\alpha_1/(\alpha_1+1))D^{1/(\alpha_1+1)}$ grows so slowly that $K = 20$ needs a large
+# $D$, and at the nearly dense edge $K(D)\le0.3D$ needs a $D$ whose $K$ lies above the
+# Gram's limit (the cell below prints both, computed from $\mathbb E K(D)$, against this
+# scale's limits). Its noise is known exactly:
 # coordinates are activated independently, so
 # $\operatorname{Var}T(D) = \sum_j\lambda_j^2q_j(1-q_j)$ with $q_j = (1-p_j)^D$. That
 # variance sets how many data sets are drawn (more where a few coordinates carry the floor,
@@ -284,6 +292,7 @@ runtime.show(ssf.alpha_n(cfg, an_df, an), "ss_alpha_N")
 
 # %%
 ad = checks.record_alpha_d(ledger, cfg, ad_res, asym)
+print(checks.alpha_d_edges(cfg))
 
 # %% tags=["hide-input"]
 runtime.show(ssf.alpha_d(cfg, ad_res, ad), "ss_alpha_D")
@@ -646,6 +655,10 @@ plotting.explore(ssf.theory_curves, name="ss_explore", alpha1=(0.25, 4.0, 0.05, 
 # one CPU thread, and its other tasks take minutes each (cost model in the `Config` docstring).
 # Neither `paper` nor `full` has run on a GPU yet; the sweeps are CPU-parallel tasks
 # (`DLTHEORY_BACKEND=loky`), and only the QR/SVD steps use the GPU.
+
+# %%
+ledger.glue("ss_findings", ss_rules.FINDINGS)
+ledger.findings(ss_rules.FINDINGS)
 
 # %%
 chapter.finish(ledger)

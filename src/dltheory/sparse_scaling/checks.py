@@ -191,6 +191,19 @@ def record_alpha_d(ledger, cfg: Config, res: dict, asym: dict) -> dict:
             "n": sim.shape[0]}
 
 
+def alpha_d_edges(cfg: Config) -> str:
+    """The D the sampled alpha_D windows need at the domain's two alpha1 edges (from E K(D)),
+    against this scale's limits on D (d_cap) and on K (k_cap, the Gram)."""
+    from .windows import heaps_D, heaps_K, sparse_D
+
+    lo, hi = Config.KNOBS["ALPHA1"].lo, Config.KNOBS["ALPHA1"].hi
+    d_sparse = float(heaps_D(hi, cfg.k_asym_window))
+    d_dense = float(sparse_D(lo))
+    return (f"alpha1 = {hi:g}: K = {cfg.k_asym_window:g} needs D = {d_sparse:.3g} (d_cap {cfg.d_cap:g}); "
+            f"alpha1 = {lo:g}: K(D) <= 0.3 D needs D = {d_dense:.3g}, where K = "
+            f"{float(heaps_K(lo, d_dense)):.3g} (Gram limit k_cap {cfg.k_cap})")
+
+
 def _alpha_d_reach(cfg: Config) -> str:
     """Why the sampled alpha_D window cannot be placed, from the data model: the window needs
     K(D_lo) >= k_asym_window (asymptotic) and K(D_lo) <= 0.3 D_lo (sparse), and a D_hi 1.5
@@ -310,9 +323,11 @@ def record_overparam(ledger, cfg: Config, df) -> dict:
                             note="not judged: the rows it would be judged on fail SS.overparam.full_rank")
         return {}
     n_draws = int(ok.groupby(["seed", "draw"]).ngroups) if len(ok) else 0
+    done, planned = df.attrs.get("rounds", (None, None))
+    had = f"had {done} of {planned} tasks; " if done is not None and done < planned else ""
     if n_draws < cfg.op_min_draws:
         ledger.inconclusive("SS.overparam_branch", stmt, kind="hard",
-                            note=f"only {n_draws} of {df.groupby(['seed', 'draw']).ngroups} data sets at "
+                            note=f"{had}only {n_draws} of {df.groupby(['seed', 'draw']).ngroups} data sets at "
                                  f"D = {cfg.d_op} have rank X = K (needs {cfg.op_min_draws})")
         return {}
     ok["ratio"] = ok.ridgeless / theory.overparam_loss(ok.T_obs.values, ok.N.values, ok["rank"].values)

@@ -86,6 +86,12 @@ KINDS: dict[str, str] = {
 }
 
 
+# The claims the takeaway's "what this build found" reports (the paper's statements).
+FINDINGS = ["SS.alpha_N", "SS.alpha_D.sampled", "SS.alpha_D.window", "SS.peak.location",
+            "SS.peak.slope", "SS.overparam_branch", "SS.combined_law.b", "SS.gd.instability",
+            "SS.gd.control", "SS.relu.asymmetry"]
+
+
 def kind(cid: str) -> str:
     """The declared kind of a claim (KeyError for an undeclared id)."""
     return KINDS[cid]

@@ -16,6 +16,19 @@ from .data import spectrum
 from .theory import expected_floor, expected_observed, heaps_constant, loss_de
 
 
+def _tag(cfg: Config, data: str | None = "synthetic", *sources) -> str:
+    """The title tag from the run: its scale, and the rounds of the sweep behind the figure
+    (the first DataFrame among ``sources``, or inside a dict of them, with
+    ``attrs["rounds"] = (done, planned)``)."""
+    tag = plotting.scale_tag(cfg.scale, data)
+    for src in sources:
+        for v in (src.values() if isinstance(src, dict) else (src,)):
+            r = getattr(v, "attrs", {}).get("rounds") if hasattr(v, "attrs") else None
+            if r:
+                return f"{tag}, {r[0]} of {r[1]} rounds"
+    return tag
+
+
 def _ticks(ax):
     ax.xaxis.set_major_locator(mticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(mticker.ScalarFormatter())
@@ -40,7 +53,7 @@ def data_model(cfg: Config, res: dict):
                         anchor=(Dc[0], heaps_constant(cfg.alpha1) * Dc[0] ** (1 / (cfg.alpha1 + 1))),
                         label=r"$\Gamma(\frac{\alpha_1}{\alpha_1+1}) D^{1/(\alpha_1+1)}$")
     plotting.loglog(axs[2], xlabel="D", ylabel="observed coordinates",
-                    title="Heaps curve, " + plotting.scale_tag(cfg.scale, "synthetic"))
+                    title="Heaps curve, " + _tag(cfg))
     axs[2].legend()
     return fig
 
@@ -57,7 +70,7 @@ def decomposition(cfg: Config, df):
     axs[0].set(xlabel="D", ylabel="share of the loss", title="loss decomposition, N = 64, oracle ridge")
     axs[0].legend()
     plotting.sim(axs[1], df.D, df[parts].sum(1), color="k", marker="x", label="total")
-    plotting.loglog(axs[1], xlabel="D", ylabel=r"$\mathbb{E}_w\ell$", title=plotting.scale_tag(cfg.scale, "synthetic"))
+    plotting.loglog(axs[1], xlabel="D", ylabel=r"$\mathbb{E}_w\ell$", title=_tag(cfg))
     axs[1].legend()
     return fig
 
@@ -70,7 +83,7 @@ def alpha_n(cfg: Config, df, out: dict):
     plotting.theory(axs[0], Ns, out["de"], label=r"$\ell_{DE}(N)$")
     plotting.slope_line(axs[0], -cfg.alpha_N, x=Ns, anchor=(Ns[0], out["de"][0]), offset=1.5,
                         label=rf"slope $-\alpha_N = -{cfg.alpha_N:.3g}$")
-    plotting.loglog(axs[0], xlabel="N", ylabel="loss", title="model-limited loss, " + plotting.scale_tag(cfg.scale, "synthetic"))
+    plotting.loglog(axs[0], xlabel="N", ylabel="loss", title="model-limited loss, " + _tag(cfg, "synthetic", df))
     axs[0].legend()
     plotting.local_slope_panel(axs[1], Ns, sim.values, Ns, out["de"], cfg.alpha_N, var="N",
                                theory_label=r"$\ell_{DE}$", predicted_label=r"$\alpha_N$")
@@ -87,7 +100,7 @@ def alpha_d(cfg: Config, res: dict, out: dict):
     plotting.theory(axs[0], res["D_exact"], res["ET"], label=r"$\mathbb{E}T(D)$, large M")
     plotting.slope_line(axs[0], -cfg.alpha_D, x=res["D_exact"], anchor=(res["D_exact"][0], res["ET"][0]),
                         offset=0.5, label=rf"slope $-\alpha_D=-{cfg.alpha_D:.3g}$ (shifted down)")
-    plotting.loglog(axs[0], xlabel="D", ylabel="loss", title="data-limited loss, " + plotting.scale_tag(cfg.scale, "synthetic"))
+    plotting.loglog(axs[0], xlabel="D", ylabel="loss", title="data-limited loss, " + _tag(cfg, "synthetic", res))
     axs[0].legend()
     plotting.local_slope_panel(axs[1], sim.index.values, sim.values, res["D_exact"], res["ET"], cfg.alpha_D,
                                var="D", theory_label=r"$\mathbb{E}T$", predicted_label=r"$\alpha_D$")
@@ -102,7 +115,7 @@ def asymmetry(cfg: Config, an_df, ad_res: dict, dense_df):
         col = "N" if i == 0 else "D"
         m = df.groupby(col).loss.mean()
         plotting.sim(ax, m.index, m.values, label=lab, color=plotting.color(i), marker=mk)
-    plotting.loglog(ax, xlabel="N or D", ylabel="loss", title="sparse vs dense, " + plotting.scale_tag(cfg.scale, "synthetic"))
+    plotting.loglog(ax, xlabel="N or D", ylabel="loss", title="sparse vs dense, " + _tag(cfg, "synthetic", an_df))
     ax.legend()
     return fig
 
@@ -125,7 +138,7 @@ def headline(cfg: Config, an_df, ad_res: dict, dense_df):
     plotting.slope_line(ax, -cfg.alpha_D, x=x, anchor=(x[0], d_sp.values[0]), color="0.3", ls=":", lw=1.5,
                         label=rf"slope $-\alpha_D = {-cfg.alpha_D:.2f}$")
     plotting.loglog(ax, xlabel=r"$N$ or $D$", ylabel="population loss",
-                    title=rf"$\alpha_1 = {cfg.alpha1:g}$, $\alpha_2 = {cfg.alpha2:g}$, " + plotting.scale_tag(cfg.scale, "synthetic"))
+                    title=rf"$\alpha_1 = {cfg.alpha1:g}$, $\alpha_2 = {cfg.alpha2:g}$, " + _tag(cfg, "synthetic", an_df))
     ax.legend(loc="upper right")
     return fig
 
@@ -148,7 +161,7 @@ def double_descent(cfg: Config, res: dict):
         axs[1].plot(res["n_dense"], r["ridge"], "--", color=col, lw=1)
         axs[1].axvline(D, color=col, ls=":", lw=1)
     plotting.loglog(axs[1], xlabel="N", ylabel=r"$\mathbb{E}_w\ell$",
-                    title="dense: peak at $N = D$, " + plotting.scale_tag(cfg.scale, "synthetic"))
+                    title="dense: peak at $N = D$, " + _tag(cfg, "synthetic", res))
     axs[1].legend()
     return fig
 
@@ -171,7 +184,7 @@ def combined_law(cfg: Config, out: dict):
         plotting.theory(axs[1], Dg, law(Ng[k], Dg), color=col, label=None)
         axs[1].plot(Dg, B[k], color=col, lw=0.8, alpha=0.6)
     plotting.loglog(axs[1], xlabel="D", ylabel="loss (thin: Bayes readout)",
-                    title="combined law, " + plotting.scale_tag(cfg.scale, "synthetic"))
+                    title=f"combined law, {_tag(cfg)}, {out['done']} of {cfg.grid_u_seeds_used} draws")
     axs[1].legend()
     return fig
 
@@ -197,7 +210,7 @@ def frontier(cfg: Config, env: dict, out: dict):
         plotting.sim(axs[1], env["C"][w], v[w], label=lab, color=plotting.color(k), marker=mk)
         sl = out["pred"][{"N": "N", "D": "D", "L": "loss"}[key]]
         plotting.slope_line(axs[1], sl, x=out["cw"], anchor=(env["C"][i0], v[i0]), label=None)
-    plotting.loglog(axs[1], xlabel=r"$C = ND\min(N, D)$", ylabel="value", title="frontier, " + plotting.scale_tag(cfg.scale, "exact sums"))
+    plotting.loglog(axs[1], xlabel=r"$C = ND\min(N, D)$", ylabel="value", title="frontier, " + _tag(cfg, "exact sums"))
     axs[1].legend()
     return fig
 
@@ -209,7 +222,7 @@ def gd(cfg: Config, res: dict, out: dict):
     plotting.theory(axs[0], D, out["P_secular"], label="single-spike (secular) formula")
     plotting.slope_line(axs[0], -out["nu"], x=D, anchor=(D[0], P[0]), offset=1.4, label=rf"$D^{{-\nu}}$, $\nu={out['nu']:g}$")
     plotting.loglog(axs[0], xlabel="D", ylabel=r"$P_{fail}$",
-                    title=rf"GD failure, $\alpha_1={cfg.gd_alpha1:g}, \alpha_2={cfg.gd_alpha2:g}$, " + plotting.scale_tag(cfg.scale))
+                    title=rf"GD failure, $\alpha_1={cfg.gd_alpha1:g}, \alpha_2={cfg.gd_alpha2:g}$, " + _tag(cfg, None, res))
     axs[0].legend()
     for pf, runs in res["shown"].items():
         for el, tr in runs:
@@ -243,7 +256,7 @@ def _relu_d(cfg, axs, d, fig):
     plotting.sim(axs[1], d.index, d.loss, label=f"ReLU, N = {cfg.relu_n_fixed}")
     plotting.theory(axs[1], d.index, d.T_obs, label=r"never-seen floor $T_{obs}(D)$")
     plotting.loglog(axs[1], xlabel="D", ylabel="oracle-ridge loss",
-                    title="ReLU features vs D, " + plotting.scale_tag(cfg.scale, "synthetic"))
+                    title="ReLU features vs D, " + _tag(cfg, "synthetic", d))
     axs[1].legend()
     return fig
 

@@ -256,9 +256,10 @@ def record_double_descent(ledger, cfg: Config, res: dict) -> dict:
     ledger.guard("SS.peak.location.worst_point", "the worst-over-D judge of the peak reads the D "
                  "farthest from the band's centre, and says which", bool(worst == per_d[i_w]),
                  f"worst N_peak / rank {worst:.3f} at D = {Du[i_w]:g} (loop: {per_d[i_w]:.3f})")
+    done, planned = c.attrs.get("rounds", (cfg.dd_seeds, cfg.dd_seeds))
     ledger.check("SS.peak.location", r"ridgeless peak at $N = \operatorname{rank} X$, every $D$",
-                 measured=worst, lo=cfg.peak_band[0], hi=cfg.peak_band[1],
-                 note=f"worst over D (at D = {Du[i_w]:g}) of the geometric mean over {cfg.dd_seeds} draws of N_peak / rank(X); "
+                 measured=worst, lo=cfg.peak_band[0], hi=cfg.peak_band[1], rounds=(done, planned),
+                 note=f"worst over D (at D = {Du[i_w]:g}) of the geometric mean over {done} draws of N_peak / rank(X); "
                       f"single draws {np.min(peaks[:, 1] / peaks[:, 2]):.2f}-{np.max(peaks[:, 1] / peaks[:, 2]):.2f}")
     EK = expected_observed(_spec(cfg.m_dd, cfg), cfg.d_dd)
     Dp = np.array(cfg.d_dd, dtype=float)
@@ -293,15 +294,16 @@ def _record_peak_growth(ledger, cfg, res, EK, Dp, peak_mean, peaks):
     # sd of the OLS slope (delta method): exact Var K(D) / E K^2 per rank draw, plus the
     # measured per-draw spread of log(N_peak / rank) over the dd draws
     spec = _spec(cfg.m_dd, cfg)
-    rel = theory.observed_variance(spec, Dp) / EK ** 2 / draws + cfg.peak_ratio_sd ** 2 / cfg.dd_seeds
+    done, planned = res["curves"].attrs.get("rounds", (cfg.dd_seeds, cfg.dd_seeds))
+    rel = theory.observed_variance(spec, Dp) / EK ** 2 / draws + cfg.peak_ratio_sd ** 2 / done
     x = np.log(Dp)
     w = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
     sd = float(np.sqrt(np.sum(w ** 2 * rel)))
     tol = cfg.z_family * sd + cfg.peak_slope_sys
     ledger.check("SS.peak.slope", "peak location grows like $\\mathbb E K(D) \\sim D^{1/(\\alpha_1+1)}$",
-                 measured=slope, predicted=pred, tol=tol,
+                 measured=slope, predicted=pred, tol=tol, rounds=(done, planned),
                  note=f"peak per D = mean rank ({draws.min()}-{draws.max()} draws) x geometric mean of "
-                      f"N_peak / rank ({cfg.dd_seeds} sweeps); predicted: slope of E K(D) over D in "
+                      f"N_peak / rank ({done} sweeps); predicted: slope of E K(D) over D in "
                       f"[{Dp[0]:g}, {Dp[-1]:g}], asymptotic {1 / (cfg.alpha1 + 1):.3f}; tolerance "
                       f"{cfg.z_family:g} x {sd:.4f} (delta method, exact Var K) + {cfg.peak_slope_sys:g}")
 
@@ -325,10 +327,10 @@ def record_overparam(ledger, cfg: Config, df) -> dict:
     n_draws = int(ok.groupby(["seed", "draw"]).ngroups) if len(ok) else 0
     done, planned = df.attrs.get("rounds", (None, None))
     had = f"had {done} of {planned} tasks; " if done is not None and done < planned else ""
-    if n_draws < cfg.op_min_draws:
+    if had or n_draws < cfg.op_min_draws:
         ledger.inconclusive("SS.overparam_branch", stmt, kind="hard",
-                            note=f"{had}only {n_draws} of {df.groupby(['seed', 'draw']).ngroups} data sets at "
-                                 f"D = {cfg.d_op} have rank X = K (needs {cfg.op_min_draws})")
+                            note=f"{had}{n_draws} of {df.groupby(['seed', 'draw']).ngroups} data sets at "
+                                 f"D = {cfg.d_op} have rank X = K (needs {cfg.op_min_draws} and every task)")
         return {}
     ok["ratio"] = ok.ridgeless / theory.overparam_loss(ok.T_obs.values, ok.N.values, ok["rank"].values)
     per_draw = ok.groupby(["seed", "draw"]).ratio.mean()

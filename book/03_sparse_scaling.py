@@ -651,8 +651,8 @@ plotting.explore(ssf.theory_curves, name="ss_explore", alpha1=(0.25, 4.0, 0.05, 
 # time budget (`DLTHEORY_BUDGET`) buys whole rounds of draws and the tolerances, which follow
 # the number of completed draws, tighten as they come in; claims that need more rounds than the
 # budget allowed are INCONCLUSIVE and say how many they had. `full` holds the largest sizes the
-# chapter defines (the paper's own sizes are not known here): its GD sweep alone took 33 min on
-# one CPU thread, and its other tasks take minutes each (cost model in the `Config` docstring).
+# chapter defines (the paper's own sizes are not known here): its tasks take minutes each, not
+# seconds, and it has not been run (the budget shares follow the cost model in `rules.py`).
 # Neither `paper` nor `full` has run on a GPU yet; the sweeps are CPU-parallel tasks
 # (`DLTHEORY_BACKEND=loky`), and only the QR/SVD steps use the GPU.
 

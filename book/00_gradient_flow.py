@@ -29,9 +29,10 @@
 # Gradient flow conserves $h = u^2 - v^2$ exactly. Gradient descent breaks it only at second
 # order: each step changes $h$ by exactly $\tau^2 q(g)$, so the drift after $k$ steps is
 # $O(\tau^2 k)$, while the iterates themselves stay $O(\tau)$ away from the flow at a fixed
-# time $t = \tau k$. The evidence below is what could fail: the gradient against the loss it
-# descends, and GD's first-order distance from the flow. The exact identity and the drift
-# rates that follow from it are shown as identities, guards on the code.
+# time $t = \tau k$. There is no paper here, so nothing below is evidence in the book's
+# sense: each check holds the book's own code to calculus (the gradient against the loss it
+# descends, the exact identity and the drift rates that follow from it) or to a theorem
+# (Euler's method is first order), the guards every later chapter stands on.
 # ```
 
 # %% tags=["remove-cell"]
@@ -137,7 +138,8 @@ runtime.show(gf.figures.scalar_paths(), "prologue_scalar_paths")
 # conserved by the flow, one law per coordinate. Chapter 2 builds on exactly this invariant.
 # We use $n = 20$ Gaussian samples, $d = 50$ and a 3-sparse teacher (all sizes, seed
 # counts and tolerances are in `gf.Config`; the float64 dtype is needed because the
-# smallest drifts measured below, about $10^{-5}$, are differences of $h$ values of order 1).
+# smallest drifts measured below are differences of $h$ values of order 1, several orders
+# of magnitude smaller than $h$ itself).
 #
 # ### 2.1 The gradient is the derivative of the loss
 #
@@ -147,7 +149,8 @@ runtime.show(gf.figures.scalar_paths(), "prologue_scalar_paths")
 # the loss itself can tell. Along random unit directions $w$ of $\mathbb R^{2d}$ we set the
 # directional derivative $\langle g, w\rangle$ against the central difference
 # $(L(\theta + \varepsilon w) - L(\theta - \varepsilon w))/2\varepsilon$ at five points of a
-# GD run; their ratio must be 1 up to finite-difference error (about $10^{-11}$ here).
+# GD run; their ratio must be 1 up to finite-difference error, of order $\varepsilon^2$
+# for a central difference (the ledger below prints the measured deviation).
 
 # %%
 run = gf.identity_run(cfg)    # one GD run and the gradient against finite differences
@@ -276,16 +279,17 @@ plotting.explore(gf.scalar_explorer, name="prologue_explore",
 # ## Claims
 #
 # Each check above is an entry of the chapter's ledger; the table is also collected on the
-# {doc}`reproduction page <reproduction>`. Two claims are evidence, because a plausible
-# error in the theory makes them fail: the gradient against the loss (a gradient twice its
-# loss's, or one without the $1/n$, is off by a factor) and GD's first order towards the
-# flow (a flow integrated with the wrong speed gives order 0). Their tolerances come from
-# the spread over 24 seeds (`gf.Config` states the numbers): the order's tolerance, 0.05,
-# lies more than ten standard deviations away, so a correct theory fails neither check in
-# practice. The *resolution* column is the smallest relative error in a prediction that
-# the check is sure to catch. The one-step identity is exact algebra, and the two drift
-# exponents follow from it inside the window $\tau k \le 0.1$, so all three are listed as
-# identities, not as evidence. How often each check fails at settings across the declared
+# {doc}`reproduction page <reproduction>`. By the book's kinds rule (stated on the
+# calibration page) none of them is evidence: evidence is what could fail on correct code if
+# a paper were wrong about the networks and data a chapter runs, and the prologue checks the
+# book's code against calculus and a theorem. The gradient against the loss and the exact
+# identity with its two drift rates are *identities*; GD's first order towards the flow is
+# a *derivation* (Euler's method is first order). Both still fail on plausible errors (a
+# gradient twice its loss's, or one without the $1/n$, is off by a factor; a flow
+# integrated with the wrong speed gives order 0); their tolerances come from the spread
+# over seeds that `gf.Config` states. The *resolution* column is the smallest relative
+# error in a prediction that the check is sure to catch. How often each check fails at
+# settings across the declared
 # domain, and which planted errors it catches, is measured on the calibration page.
 
 # %%

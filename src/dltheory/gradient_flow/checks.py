@@ -7,12 +7,13 @@ from ..fitting import bootstrap_slope, loglog_fit
 
 
 def grad_vs_loss(ledger, cfg, run: dict) -> None:
-    """GF.grad_vs_loss (evidence): the gradient GD uses against central differences of the
-    loss, on ``experiments.identity_run(cfg)``."""
+    """GF.grad_vs_loss (identity: calculus on the book's code): the gradient GD uses against
+    central differences of the loss, on ``experiments.identity_run(cfg)``."""
     at = run["at"]
     ledger.check(
         "GF.grad_vs_loss", "the gradient GD uses is the derivative of the loss (directional "
         "central differences)", measured=run["ratio"], predicted=1.0, tol=cfg.tol_grad_fd,
+        kind="identity",
         note=f"{cfg.fd_dirs} directions at k = {list(map(int, at))}; "
              f"$\\varepsilon = {cfg.fd_eps:g}$")
 
@@ -54,10 +55,11 @@ def drift(ledger, cfg, table) -> None:
 
 
 def flow_order(ledger, cfg, table) -> None:
-    """GF.gd_to_flow_order (evidence): the fitted order of GD's distance from the flow at
+    """GF.gd_to_flow_order (derivation: Euler's method is first order): the fitted order of GD's distance from the flow at
     fixed time (``experiments.flow_error_sweep``)."""
     fit = loglog_fit(table.tau.to_numpy(), table.error.to_numpy())
     ledger.check(
         "GF.gd_to_flow_order", "GD is $O(\\tau)$ away from the flow at fixed $t = \\tau k$",
         measured=fit.slope, predicted=1.0, tol=cfg.tol_flow_order, allow_nonfinite=True,
+        kind="derivation",
         note=f"$t = {cfg.t_fixed}$; flow from scipy DOP853 (rtol 1e-12)")

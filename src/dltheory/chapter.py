@@ -160,9 +160,13 @@ def start(name: str, scale: str | None = None, *, device: str | None = None,
 
 
 def finish(ledger) -> None:
-    """End a chapter run: the budget's summary line, then ``ledger.report()`` (the claims
-    table, the JSON, and ``ClaimFailed`` on a failed hard claim)."""
+    """End a chapter run: ``ledger.report()`` (the claims table, the JSON, and
+    ``ClaimFailed`` on a failed hard claim), then the budget's summary as the run's last
+    line (also when the report raises), so a budgeted run's first and last lines state the
+    budget and what it covered."""
     from . import budget
 
-    print(budget.summary())
-    ledger.report()
+    try:
+        ledger.report()
+    finally:
+        print(budget.summary(), flush=True)

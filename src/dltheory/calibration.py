@@ -42,21 +42,25 @@ def clopper_pearson_upper(failures: int, n: int, level: float = 0.95) -> float |
 
 
 def summarise(runs: list[dict], kinds: dict, resolutions: dict) -> dict:
-    """Per claim: runs, false FAILs, their 95% upper bound, the mutations that flip it, and
-    the median resolution over unmutated runs; also fills each mutated run's ``flipped``."""
+    """Per claim: runs, false FAILs, their 95% upper bound, WEAK verdicts (a hard claim that
+    resolved worse than its declared maximum: a run that stops, not a false FAIL), the
+    mutations that flip it (to FAIL or WEAK: both stop the run), and the median resolution
+    over unmutated runs; also fills each mutated run's ``flipped``."""
     plain = [r for r in runs if not r["mutation"]]
     base = {(json.dumps(r["setting"], sort_keys=True), r["seed"]): r["verdicts"] for r in plain}
     for r in runs:
         if r["mutation"]:
             ref = base.get((json.dumps(r["setting"], sort_keys=True), r["seed"]), {})
             r["flipped"] = sorted(c for c, v in r["verdicts"].items()
-                                  if v == "FAIL" and ref.get(c) not in ("FAIL", None))
+                                  if v in ("FAIL", "WEAK")
+                                  and ref.get(c) not in ("FAIL", "WEAK", None))
     out = {}
     for cid in sorted({c for r in runs for c in r["verdicts"]}):
         seen = [r["verdicts"][cid] for r in plain if cid in r["verdicts"]]
         fails = sum(v == "FAIL" for v in seen)
         res = [x for x in resolutions.get(cid, []) if x is not None]
         out[cid] = {"kind": kinds.get(cid, ""), "runs": len(seen), "false_fail": fails,
+                    "weak": sum(v == "WEAK" for v in seen),
                     "false_fail_upper95": clopper_pearson_upper(fails, len(seen)),
                     "caught_by": sorted(r["mutation"] for r in runs
                                         if r["mutation"] and cid in r.get("flipped", [])),

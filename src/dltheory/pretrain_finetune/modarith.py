@@ -23,6 +23,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from .. import seeds
+
 
 class TinyTransformer(nn.Module):
     def __init__(self, p: int, n_out: int, d: int = 64, n_heads: int = 4):
@@ -71,7 +73,7 @@ def pt_then_ft(p: int, m_pt: int, m_fts, kappas, *, frac: float = 0.4, d: int = 
     if not 0 < frac < 1:
         raise ValueError(f"frac must lie in (0, 1), got {frac}")
     with torch.random.fork_rng():
-        torch.manual_seed(seed)
+        seeds.torch_global(seed, "modarith")
         dtype = torch.get_default_dtype()
         torch.set_default_dtype(torch.float32)
         try:

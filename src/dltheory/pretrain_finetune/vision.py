@@ -20,6 +20,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .. import seeds
 from .. import validation as V
 from .representations import ensd, participation_ratio
 
@@ -54,7 +55,7 @@ def pretrain_mlp(X, y, classes, *, hidden: int = 256, steps: int = 300, lr: floa
     V.real("init_scale", init_scale, 0.0, np.inf, lo_open=True)
     if len(classes) < 2:
         raise ValueError(f"classes must name at least 2 classes, got {classes!r}")
-    g = torch.Generator().manual_seed(seed)
+    g = seeds.torch(seed, "pretrain_init")
     Xt, yt = _subset(np.asarray(X, dtype=np.float64), y, classes)
     d, k = Xt.shape[1], len(classes)
     u = lambda shape, fan: init_scale * (torch.rand(shape, generator=g, dtype=torch.float64) * 2 - 1) / np.sqrt(fan)
@@ -91,7 +92,7 @@ def finetune_mlp(pt: MLPParams, X_tr, y_tr, X_te, y_te, *, kappa: float, gamma: 
     if len(y_tr) < 1 or len(X_tr) != len(y_tr) or len(X_te) != len(y_te):
         raise ValueError("X_tr/y_tr and X_te/y_te must be non-empty and of matching lengths")
     k = int(max(y_tr.max(), y_te.max(), 1)) + 1
-    g = torch.Generator().manual_seed(seed)
+    g = seeds.torch(seed, "finetune_readout")
     hdim = pt.W1.shape[0]
     W1, b1 = (kappa * pt.W1).clone(), (kappa * pt.b1).clone()
     W2 = gamma / np.sqrt(hdim) * torch.randn((k, hdim), generator=g, dtype=torch.float64)

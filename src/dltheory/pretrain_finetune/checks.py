@@ -25,9 +25,15 @@ def _agg(df: pd.DataFrame, keys) -> pd.DataFrame:
 
 
 def _not_run(df: pd.DataFrame | None) -> str | None:
-    """Why a budgeted sweep's claims cannot be decided (its table is empty: the budget did
-    not start it), or None when it ran; the caller records them with ``ledger.skip``."""
+    """Why a budgeted sweep's claims cannot be decided, or None when they can: its table is
+    empty (the budget did not start it), or the budget ended its first round part-way (it
+    holds ``k`` of the ``n`` tasks planned and not one whole round: never judged on the rows
+    that happen to be there). The caller records the claims with ``ledger.skip``."""
     if df is not None and len(df) > 0:
+        done, _ = df.attrs.get("rounds", (1, 1))
+        k, n = df.attrs.get("tasks", (1, 1))
+        if done == 0 and k < n:
+            return f"had {k} of {n} tasks: the budget ended the sweep's first round part-way"
         return None
     return (df.attrs.get("skipped") if df is not None else None) or "not run at this scale"
 
@@ -188,6 +194,10 @@ def _paired(sim: pd.DataFrame, col: str, a, b):
 def best_lambda(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
     """The paper's statements (soft, from the replica curves) and the simulated ordering of
     the three regime settings (hard)."""
+    if why := _not_run(curves):     # the lambda curves are the first round of pf_curves
+        ledger.skip([f"PF.best_lambda.{t}" for t in ("full_overlap", "subset", "new_features")]
+                    + ["PF.best_lambda.sim_agrees"], why)
+        return pd.DataFrame()
     lam = curves[curves.curve == "lambda"]
     best = lam.loc[lam.groupby("task").replica.idxmin()].set_index("task")
     spread = lam.groupby("task").replica.agg(lambda v: v.max() - v.min())
@@ -298,6 +308,14 @@ def learned_path(ledger, cfg, path: pd.DataFrame):
 
 # ----------------------------------------------------------------------------- section 8
 def imperfect(ledger, cfg, th: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
+    if why := _not_run(th):
+        ledger.skip([("PF.imperfect_pt.perfect", r"perfect PT: $\lambda_{PT} = +1$ attains the minimal "
+                      "replica error"),
+                     ("PF.imperfect_pt", r"imperfect PT: the replica's best $\lambda_{PT}$ is negative"),
+                     ("PF.imperfect_pt.sim", r"simulation: the best $\lambda_{PT}$ beats $+1$"),
+                     ("PF.imperfect_pt.margin", "simulation: the margin equals the replica's")],
+                    why)
+        return th
     piv = th.pivot_table(index=["alpha_pt", "alpha_ft"], columns="lam", values="replica")
     perfect = piv.loc[1.0]
     gap_perfect = float((perfect[1.0] - perfect.min(axis=1)).max())

@@ -233,7 +233,7 @@ def test_insertion_signals_against_finite_differences_of_the_test_risk():
     assert len(sigs) == 2
     eps = 1e-5
     for s in sigs:
-        new = ZeroInitBlock(6, 4, seed=7 + s.point)
+        new = ZeroInitBlock(6, 4, seed=7, stream=("layer", s.point))   # as insertion_signals draws it
 
         def test_risk(e, new=new, s=s):
             def h(z):

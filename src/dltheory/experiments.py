@@ -936,20 +936,16 @@ class _Run:
 # A budget cuts at task granularity from the first round on: every chapter copes with a
 # part of a round (the claims a cut sweep feeds are INCONCLUSIVE "had k of n tasks"). True:
 # the first round of every sweep runs whole (a budget then bounds only the later rounds).
-# ``$DLTHEORY_FIRST_ROUND_WHOLE`` (``0`` or ``1``) overrides it.
+# ``$DLTHEORY_FIRST_ROUND_WHOLE`` (a flag: 1/0) overrides it.
 FIRST_ROUND_WHOLE = False
 ENV_FIRST_ROUND_WHOLE = "DLTHEORY_FIRST_ROUND_WHOLE"
 
 
 def first_round_whole() -> bool:
     """Whether a budget spares the first round of a sweep (:data:`FIRST_ROUND_WHOLE`,
-    overridden by ``$DLTHEORY_FIRST_ROUND_WHOLE`` = ``0`` or ``1``)."""
-    v = os.environ.get(ENV_FIRST_ROUND_WHOLE, "").strip()
-    if v in ("0", "1"):
-        return v == "1"
-    if v:
-        raise ValueError(f"{ENV_FIRST_ROUND_WHOLE}={v!r}: expected 0 or 1")
-    return FIRST_ROUND_WHOLE
+    overridden by ``$DLTHEORY_FIRST_ROUND_WHOLE``, a declared flag of
+    :data:`dltheory.validation.ENVIRONMENT`)."""
+    return bool(validation.env(ENV_FIRST_ROUND_WHOLE, FIRST_ROUND_WHOLE))
 
 
 def _workers(n_jobs: int | None) -> int:

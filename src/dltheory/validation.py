@@ -203,6 +203,8 @@ ENVIRONMENT: dict[str, EnvVar] = {v.name: v for v in (
            "preset sizes (default smoke under CI, else standard)"),
     EnvVar("DLTHEORY_BUDGET", "seconds in (0, inf)", _parse_seconds,
            "time budget per chapter; sweeps run the rounds that fit"),
+    EnvVar("DLTHEORY_FIRST_ROUND_WHOLE", "1 or 0", _parse_flag,
+           "a budget spares the first round of every sweep (default 0: it cuts there too)"),
     EnvVar("DLTHEORY_THREADS", "an integer >= 1", _parse_int(1),
            "torch and BLAS threads per process"),
     EnvVar("DLTHEORY_JOBS", "an integer >= 1, or -1 (all cores)", _parse_int(1, extra=(-1,)),

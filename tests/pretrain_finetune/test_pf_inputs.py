@@ -4,6 +4,7 @@ before any work and without leaking a scipy/numpy message."""
 import numpy as np
 import pytest
 
+from dltheory.fitting import mean_ci
 from dltheory.pretrain_finetune import (
     FULL_OVERLAP,
     Config,
@@ -14,7 +15,6 @@ from dltheory.pretrain_finetune import (
     gauss_hermite,
     gen_error,
     make_tasks,
-    mean_ci,
     min_l1,
     min_l2,
     pretrain_mlp,

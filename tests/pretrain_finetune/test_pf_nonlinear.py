@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 import torch
 
+from dltheory.fitting import mean_ci
 from dltheory.pretrain_finetune.modarith import TinyTransformer, pairs, pt_then_ft
-from dltheory.pretrain_finetune.vision import finetune_mlp, mean_ci, pretrain_mlp
+from dltheory.pretrain_finetune.vision import finetune_mlp, pretrain_mlp
 
 
 def _toy(seed=0, n=120, d=16):

@@ -61,7 +61,6 @@ from .vision import (
     MLPParams,
     binary_task,
     finetune_mlp,
-    mean_ci,
     pretrain_mlp,
     shift_task,
 )
@@ -80,7 +79,7 @@ __all__ = [
     "replica_error", "replica_pt_error",
     "ensd", "participation_ratio",
     "ModArithResult", "TinyTransformer", "pt_then_ft",
-    "FTOutcome", "MLPParams", "binary_task", "finetune_mlp", "mean_ci", "pretrain_mlp",
+    "FTOutcome", "MLPParams", "binary_task", "finetune_mlp", "pretrain_mlp",
 ]
 
 

@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
+from ..fitting import mean_ci
 from . import rules
 from .regimes import CORNERS, l_order_pd
-from .vision import mean_ci
 
 
 def _agg(df: pd.DataFrame, keys) -> pd.DataFrame:

@@ -118,21 +118,6 @@ def finetune_mlp(pt: MLPParams, X_tr, y_tr, X_te, y_te, *, kappa: float, gamma: 
                      ensd(h_pre, h_post, center=True))
 
 
-def mean_ci(x, level: float = 0.95):
-    """Mean and a Student-t confidence interval ``(mean, lo, hi)`` of the samples ``x``."""
-    from scipy import stats
-
-    x = np.asarray(x, dtype=float)
-    V.real("level", level, 0.0, 1.0, lo_open=True, hi_open=True)
-    if x.size < 2:
-        raise ValueError(f"x: need at least 2 samples, got {x.size}")
-    if not np.all(np.isfinite(x)):
-        raise ValueError("x must be finite")
-    m, se = x.mean(), x.std(ddof=1) / np.sqrt(x.size)
-    half = stats.t.ppf(0.5 + level / 2, x.size - 1) * se
-    return float(m), float(m - half), float(m + half)
-
-
 def binary_task(split, classes=(8, 9)):
     """The FT task: the two ``classes`` relabelled 0/1; returns ``(X_pool, y_pool, X_te, y_te)``."""
     a, b = classes

@@ -120,3 +120,23 @@ def test_pr_and_ensd():
     assert abs(participation_ratio(b) - 1) < 1e-9
     with pytest.raises(ValueError, match="rows"):
         ensd(a, a[:10])
+
+
+def test_ensd_sample_gram_form_against_the_feature_space_definition():
+    """ENSD by its definition through eigenvalues/feature covariances, brute force: rotation
+    invariance, different widths, PR the same in sample and feature space."""
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((50, 6)) @ np.diag([3, 2, 1, 1, 0.5, 0.1])
+    r, _ = np.linalg.qr(rng.standard_normal((6, 6)))
+    assert ensd(a, a @ r) == pytest.approx(participation_ratio(a), rel=1e-10)
+    # different widths: B shares two directions of A and adds three of its own
+    b = np.hstack([a[:, :2], rng.standard_normal((50, 3))])
+    g1, g2 = a @ a.T, b @ b.T
+    c1, c2 = g1 / np.trace(g1), g2 / np.trace(g2)
+    pr1, pr2 = 1 / np.trace(c1 @ c1), 1 / np.trace(c2 @ c2)
+    assert participation_ratio(a) == pytest.approx(pr1, rel=1e-12)
+    # PR in feature space (A^T A) is the same number: shared non-zero eigenvalues
+    f = a.T @ a
+    assert participation_ratio(a) == pytest.approx(np.trace(f) ** 2 / np.trace(f @ f), rel=1e-12)
+    assert ensd(a, b) == pytest.approx(pr1 * pr2 * np.trace(c1 @ c2), rel=1e-12)
+    assert 0 < ensd(a, b) <= pr1 * pr2   # tr(C1 C2) <= 1

@@ -1,12 +1,15 @@
 """Participation ratio (PR) and effective number of shared dimensions (ENSD).
 
-For activations ``A`` of shape (n, features), ``C = AᵀA / tr(AᵀA)`` (optionally after
-centring the rows' mean, as Giaffar et al. do)::
+For activations ``A`` of shape (n, features), take the n×n sample Gram matrix
+``G = A Aᵀ`` (optionally after centring the rows' mean, as Giaffar et al. do) and
+``C = G / tr G``::
 
-    PR(A) = 1 / tr(C²),     ENSD(A₁, A₂) = PR₁ · PR₂ · tr(C₁ C₂)
+    PR(A) = 1 / tr(C²) = (tr G)² / tr(G²),     ENSD(A₁, A₂) = PR₁ · PR₂ · tr(C₁ C₂)
 
-Computed through the n×n Gram matrices (cheaper when n < features): ``tr(C₁C₂) =
-‖A₁A₂ᵀ‖_F² / (tr G₁ tr G₂)``.
+with ``tr(G₁ G₂) = ‖A₁ᵀ A₂‖_F²``. The sample-space form needs only the rows to be aligned,
+so the two representations may have different widths; it equals the feature-space form
+(``AᵀA``) for PR, since ``AᵀA`` and ``AAᵀ`` share their non-zero eigenvalues, and
+``ENSD(A, A R) = PR(A)`` for any orthogonal ``R``.
 """
 
 from __future__ import annotations
@@ -22,14 +25,15 @@ def _prep(a, center: bool):
 
 
 def participation_ratio(a, *, center: bool = False) -> float:
-    """``(tr C)² / tr(C²)`` of the (uncentred by default) second-moment matrix."""
+    """``(tr G)² / tr(G²)`` of the (uncentred by default) sample Gram matrix ``G = A Aᵀ``."""
     a = _prep(a, center)
     g = a @ a.T
     return float(np.trace(g) ** 2 / np.sum(g * g))
 
 
 def ensd(a1, a2, *, center: bool = False) -> float:
-    """ENSD between two representations of the same n inputs (rows aligned)."""
+    """ENSD between two representations of the same n inputs (rows aligned; widths may
+    differ): ``PR₁ PR₂ ‖A₁ᵀA₂‖_F² / (tr G₁ tr G₂)``."""
     a1, a2 = _prep(a1, center), _prep(a2, center)
     if a1.shape[0] != a2.shape[0]:
         raise ValueError(f"a1 and a2 need the same number of rows, got {a1.shape[0]}, {a2.shape[0]}")

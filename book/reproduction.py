@@ -144,3 +144,20 @@ for chapter, rows in ([] if MARKDOWN else table.groupby("chapter", sort=False)):
     runtime.display(ledgers.anchor_claims(
         claims.style_table(rows.drop(columns="chapter"), caption=chapter_link(chapter)),
         rows["id"]))
+
+# %% [markdown]
+# ## Measured times
+#
+# The one record of measured times (`book/records/times.json`, written by `scripts/test.sh`,
+# `scripts/book.sh` and `scripts/gpu_check.sh`): how long each step and chapter took, when,
+# on how many cores and under what load. Every time this book quotes comes from here; a
+# time measured on a loaded machine says so in its load column.
+
+# %% tags=["hide-input"]
+if not MARKDOWN:
+    times = ledgers.times_table()
+    if times.empty:
+        print("No time recorded yet: scripts/test.sh, scripts/book.sh and "
+              "scripts/gpu_check.sh write book/records/times.json.")
+    else:
+        runtime.display(claims.style_table(times))

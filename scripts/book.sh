@@ -45,5 +45,17 @@ echo "== executing the chapters at scale '$SCALE' (cache: $CACHE)"
 python scripts/execute_chapters.py "$CACHE"
 echo "== building the HTML (jupyter-book; chapters from the cache)"
 jupyter-book build . --config "_build/config/_config.$SCALE.yml" "$@"
+# the one record of measured times (book/records/times.json): the whole build, named by
+# how many chapters it executed (all of them: a build from scratch)
+python - "$SCALE" "$(( SECONDS - t_start ))" <<'PY' || true
+import sys
+from pathlib import Path
+from dltheory import budget
+scale, seconds = sys.argv[1], float(sys.argv[2])
+f = Path(f"_build/config/executed.{scale}")
+done, total = (int(x) for x in f.read_text().split()) if f.exists() else (0, 0)
+what = "whole book, every chapter executed" if done == total else f"build, {done} of {total} chapters executed"
+budget.write_times({f"book.sh/{scale}/{what}": {"seconds": seconds, "chapters executed": done}})
+PY
 echo "== book built at scale '$SCALE' in $(( SECONDS - t_start )) s:" \
      "open $(pwd)/_build/html/index.html"

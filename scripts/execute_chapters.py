@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
-    from dltheory import atomic
+    from dltheory import atomic, budget
 
     mutation = (os.environ.get("DLTHEORY_MUTATION") or "").strip()
     if mutation:
@@ -291,6 +291,10 @@ def main(argv: list[str] | None = None) -> int:
     srcs = [p.resolve() for p in (args.files or chapters())]
     digest = {src: inputs_digest(src) for src in srcs}
     todo = select(srcs, cache, inputs, digest)
+    scale = args.cache.resolve().name        # _build/.jupyter_cache/<scale>
+    # how many of the chapters this build executes (book.sh names its time record by it)
+    atomic.write_text(ROOT / "_build" / "config" / f"executed.{scale}",
+                      f"{len(todo)} {len(srcs)}\n")
     if not todo:
         return 0
     todo.sort(key=lambda p: -times.get(p.stem, 1e9))   # unknown or slow ones first
@@ -328,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
                                                       data={"execution_seconds": seconds}),
                                         check_validity=False, overwrite=True)
             times[src.stem] = seconds
+            budget.write_times(   # the one record of measured times
+                {f"book.sh/{scale}/{src.stem}": round(float(seconds), 1)})
             inputs[src.stem] = digest[src]
             atomic.write_json(times_file, times, indent=1)
             atomic.write_json(inputs_file, inputs, indent=1)

@@ -271,6 +271,12 @@ def test_the_time_record_adds_entries_and_reads_back(tmp_path, monkeypatch):
     assert rec["test.sh/unit tests"]["seconds"] == 12.5 and rec["test.sh/unit tests"]["cores"]
     assert rec["gpu_check/paper/budget 60/cpu/03"]["spent"] == 70.1
     assert budget.times(path) == rec
+    from dltheory import ledgers  # the reproduction page's table of the record
+
+    t = ledgers.times_table()
+    assert list(t["source"]) == ["gpu_check", "test.sh"]
+    assert list(t["seconds"]) == [80.0, 12.5] and t["facts"][0] == "spent 70.1"
+    assert ledgers.times_table({}).empty
 
 
 def test_the_first_round_runs_whole_while_chapters_need_it(monkeypatch):

@@ -61,7 +61,7 @@ STATUSES = ("ran", "failed", "stale", "mutated", "off defaults", "not run", "err
 
 __all__ = ["scan", "load_results", "expected_chapters", "staleness", "claim_problem",
            "budget_text", "collect", "show_page", "summary_markdown", "compact_summary",
-           "STATUSES", "identity_status", "non_pass_first", "anchor_claims"]
+           "STATUSES", "identity_status", "non_pass_first", "anchor_claims", "times_table"]
 
 
 def identity_status(ledger: dict) -> tuple[str | None, str]:
@@ -416,6 +416,31 @@ def summary_markdown(summary) -> str:
         cells = ["" if (v := r.get(c)) is None or v != v else str(v) for c in cols]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def times_table(record: dict | None = None):
+    """The one record of measured times (:func:`dltheory.budget.times`) as a table: one row
+    per key (``what`` split at its first ``/``: ``source``, the rest ``measurement``), its
+    seconds, when, the cores and the 1-minute load then, and any other facts stored with it
+    (``spent``, ``tasks``, ...). Sorted by key; empty when nothing was recorded."""
+    import pandas as pd
+
+    from . import budget
+
+    rec = budget.times() if record is None else record
+    rows = []
+    for key, v in sorted(rec.items()):
+        v = v if isinstance(v, dict) else {"seconds": v}
+        src, _, what = key.partition("/")
+        load = v.get("load") or [None]
+        extra = {k: x for k, x in v.items() if k not in ("seconds", "when", "load", "cores")}
+        rows.append({"source": src, "measurement": what or src,
+                     "seconds": round(float(v["seconds"]), 1) if v.get("seconds") is not None
+                     else None,
+                     "when": v.get("when"), "cores": v.get("cores"), "load (1 min)": load[0],
+                     "facts": ", ".join(f"{k} {x}" for k, x in extra.items())})
+    return pd.DataFrame(rows, columns=["source", "measurement", "seconds", "when", "cores",
+                                       "load (1 min)", "facts"])
 
 
 def show_page(scale: str, directory: str | Path | None = None, *, markdown: bool = False):

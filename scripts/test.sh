@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Run every check: lint, unit tests (incl. notebook pairing), every chapter under nbmake at
-# the smoke scale, every chapter at the paper scale with a 60 s budget (CPU), a strict book
-# build at smoke and the MathJax check of its formulas.
+# Run every check: lint, unit tests (incl. notebook pairing), the planted-error tests, every
+# chapter under nbmake at the smoke scale, every chapter at the paper scale with a 60 s
+# budget (CPU), a strict book build at smoke and the MathJax check of its formulas.
 # Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -13,10 +13,18 @@ JOBS="${DLTHEORY_JOBS:-2}"
 t0=$SECONDS
 echo "== ruff"
 ruff check .
-echo "== unit tests (chapter runs and domain corners are the nbmake, paper and calibration steps' work)"
+mkdir -p _build
+echo "== unit tests (chapter runs, domain corners and planted errors are later steps' work)"
 t=$SECONDS
-python -m pytest -q -n "$JOBS" -m "not chapter_run" --durations=15 tests
+python scripts/cpu_time.py _build/unit_cpu.json -- \
+  python -m pytest -q -n "$JOBS" -m "not chapter_run and not registry" --durations=15 tests
 T_UNIT=$((SECONDS - t))
+CPU_UNIT=$(python -c "import json; print(json.load(open('_build/unit_cpu.json'))['cpu_s'])")
+echo "== planted errors: each chapter's registry entries against its checks (smoke-sized experiments)"
+t=$SECONDS
+python scripts/cpu_time.py _build/registry_cpu.json -- \
+  python -m pytest -q -n "$JOBS" -m "registry and not chapter_run" --durations=5 tests
+T_REGISTRY=$((SECONDS - t))
 echo "== chapters under nbmake (scale $DLTHEORY_SCALE)"
 # its own pytest call: exit 5 (nothing collected) must fail, so it is not masked.
 # --overwrite keeps the executed outputs; they go into the book's execution cache, so the
@@ -51,6 +59,7 @@ echo "== MathJax check of every formula in the built book"
 bash scripts/check_math.sh _build/html
 # the one record of measured times (book/records/times.json; dltheory.budget.times reads it)
 python -c "import sys; from dltheory import budget; k = 'test.sh/' + sys.argv[1] + '/'; budget.write_times({k + n: float(v) for n, v in zip(sys.argv[2::2], sys.argv[3::2])})" \
-  "$DLTHEORY_SCALE" "unit tests" "$T_UNIT" "nbmake" "$T_NBMAKE" "paper step" "$T_PAPER" \
+  "$DLTHEORY_SCALE" "unit tests" "$T_UNIT" "unit tests, CPU seconds" "$CPU_UNIT" \
+  "planted-error tests" "$T_REGISTRY" "nbmake" "$T_NBMAKE" "paper step" "$T_PAPER" \
   "strict book build" "$T_BOOK" "all checks" "$((SECONDS - t0))" || true
 echo "== all checks passed in $((SECONDS - t0)) s"

@@ -42,7 +42,15 @@ CHAPTER_RUNS = {
 }
 
 
+# The planted-error tests (each chapter's tests/<chapter>/test_mutations.py) run a chapter's
+# experiments once at smoke-sized inputs and its checks per registry entry: not units either.
+# They carry ``registry``; scripts/test.sh runs them as their own step after the unit pass.
+REGISTRY_FILES = ("test_mutations.py",)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
+        if item.path.name in REGISTRY_FILES:
+            item.add_marker(pytest.mark.registry)
         if (item.path.name, getattr(item, "originalname", item.name)) in CHAPTER_RUNS:
             item.add_marker(pytest.mark.chapter_run)

@@ -69,6 +69,18 @@ def test_chapter_blocks_quadratic_count_matches_theory(make, in_shape):
     assert len(q) >= q.functional_rank(m)
 
 
+def test_a_float32_module_gets_its_laws():
+    """The module as a user builds it (float32, torch's default): the laws are found on a
+    float64 copy, so float32 round-off (1e-7 of the largest singular value, above rtol)
+    does not hide them; count_laws agrees. Both returned 0 laws here before."""
+    f32 = dict(bias=False, dtype=torch.float32)
+    m = nn.Sequential(nn.Linear(3, 4, **f32), nn.Linear(4, 2, **f32))
+    q = quadratic_laws(m, in_shape=(3,))
+    assert len(q) == 10 == count_laws(m, in_shape=(3,)).laws
+    assert q.values(m).dtype == torch.float32 and q.functional_rank(m) == 10
+    assert m[0].weight.dtype == torch.float32       # the user's module is not converted
+
+
 def test_gd_drift_is_exactly_second_order():
     """GD is not gradient flow: for a linear net one step changes W1 W1^T - W2^T W2 by
     exactly tau^2 (G1 G1^T - G2^T G2) (the first-order terms cancel). That formula is the

@@ -13,6 +13,7 @@ Hessian-vector products ``[u, v] = H_v u - H_u v``, and take SVD ranks in float6
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 
@@ -244,6 +245,11 @@ def count_laws(model: nn.Module, X: torch.Tensor | None = None, *, in_shape: tup
         raise ValueError(f"n_brackets must be a positive integer, got {n_brackets!r}")
     if theory is not None and (int(theory) != theory or theory < 0):
         raise ValueError(f"theory must be a non-negative integer, got {theory!r}")
+    if next(model.parameters()).dtype != torch.float64:
+        # ranks are read at rtol (1e-9 of the largest singular value): float32's round-off,
+        # about 1e-7, would fill the null space and hide every law; count on a float64 copy
+        model = copy.deepcopy(model).to(torch.float64)
+        X = None if X is None else X.to(torch.float64)
     p0 = next(model.parameters())
     D = sum(p.numel() for p in model.parameters())
     if in_shape is None:

@@ -49,6 +49,7 @@ of parameter space (e.g. at a dead ReLU unit) are not found: the points are gene
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 
@@ -144,7 +145,7 @@ class QuadraticLaws:
         independent laws among them (what ``count_laws`` counts, restricted to quadratics)."""
         if not self.laws:
             return 0
-        theta = self._theta(model).clone().requires_grad_(True)
+        theta = self._theta(model).double().clone().requires_grad_(True)   # rtol needs float64
         G = torch.stack([torch.autograd.grad(law.value(theta), theta)[0] for law in self.laws])
         s = torch.linalg.svdvals(G)
         return int((s > rtol * s[0]).sum()) if s[0] > 0 else 0
@@ -252,8 +253,13 @@ def quadratic_laws(model: nn.Module, X: torch.Tensor | None = None, *,
             f"all laws with count_laws, which scales as D^2")
     if in_shape is None:
         in_shape = tuple(X.shape[1:])
-    p0 = named[0][1]
-    dtype, device = p0.dtype, p0.device
+    # the null space is solved in float64 whatever the module's dtype: float32's round-off
+    # (about 1e-7 of the largest singular value) sits above rtol and would hide every law
+    if named[0][1].dtype != torch.float64:
+        model = copy.deepcopy(model).to(torch.float64)
+        if X is not None:
+            X = X.to(torch.float64)
+    dtype, device = torch.float64, named[0][1].device
     gen = generator(seed, "quadratic_samples")
     with torch.no_grad():
         o = model(torch.zeros(1, *in_shape, dtype=dtype, device=device)).numel()

@@ -248,6 +248,11 @@ def main(argv=None) -> int:
     ap.add_argument("--no-cache", action="store_true", help="rerun every chapter run")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per chapter run")
     args = ap.parse_args(argv)
+    if (args.mutation or args.mutations) and args.seeds < 1:
+        # a planted error is caught when it flips a claim that the unmutated runs at the
+        # defaults PASS: without one, every entry would read 'caught by nothing'
+        ap.error("--mutations/--mutation need --seeds >= 1 (unmutated runs at the defaults "
+                 "to compare the planted errors with)")
     data = calibrate(args.chapter, seeds=args.seeds, settings=args.settings,
                      with_mutations=args.mutation or args.mutations, scale=args.scale, backend=args.backend,
                      n_jobs=args.jobs, cache=False if args.no_cache else None,

@@ -163,6 +163,14 @@ def test_core_imports_no_chapter():
     assert out.stdout.strip() == "[]"
 
 
+def test_mutations_without_a_default_run_are_refused(capsys):
+    """With --seeds 0 no unmutated run exists to compare with: every entry would read
+    'caught by nothing'. The script stops before running anything."""
+    with pytest.raises(SystemExit) as e:
+        calibrate.main(["gradient_flow", "--seeds", "0", "--mutations"])
+    assert e.value.code == 2 and "--seeds >= 1" in capsys.readouterr().err
+
+
 # --------------------------------------------------------------------------- end to end
 def test_calibrate_prologue_end_to_end(tmp_path, monkeypatch):
     """One unmutated run and one planted error, through the engine (cache off)."""

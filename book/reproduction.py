@@ -135,15 +135,18 @@ if not MARKDOWN and not any(r.get("scale") == SCALE for r in found):
 # ## Every claim
 #
 # One row per claim, in chapter order, the claims that did not PASS first; each claim id is
-# an anchor (`reproduction.html#SS.alpha_N` links to its row). Under each claim id is its kind; under the measured
-# value, the prediction; under the statement, in grey, the note a verdict depends on (fit
-# windows, intervals, the reason a soft claim is inconclusive).
+# an anchor (`reproduction.html#SS.alpha_N` links to its row). Under each claim id is its
+# kind, then two links: the chapter section that records the claim (`§4.3`) and the
+# function whose code checks it (its lines on GitHub). Under the measured value, the
+# prediction; under the statement, in grey, the note a verdict depends on (fit windows,
+# intervals, the reason a soft claim is inconclusive).
 
 # %% tags=["hide-input"]
+PAGES = "" if os.environ.get("DLTHEORY_STATIC") == "1" else f"{dltheory.BOOK_URL}book/"
 for chapter, rows in ([] if MARKDOWN else table.groupby("chapter", sort=False)):
     runtime.display(ledgers.anchor_claims(
         claims.style_table(rows.drop(columns="chapter"), caption=chapter_link(chapter)),
-        rows["id"]))
+        rows["id"], ledgers.claim_links(chapter, rows["id"], page=PAGES)))
 
 # %% [markdown]
 # ## Measured times

@@ -61,7 +61,8 @@ STATUSES = ("ran", "failed", "stale", "mutated", "off defaults", "not run", "err
 
 __all__ = ["scan", "load_results", "expected_chapters", "staleness", "claim_problem",
            "budget_text", "collect", "show_page", "summary_markdown", "compact_summary",
-           "STATUSES", "identity_status", "non_pass_first", "anchor_claims", "times_table"]
+           "STATUSES", "identity_status", "non_pass_first", "anchor_claims", "times_table",
+           "claim_links", "claim_link", "claim_sites", "book_sections", "heading_slug"]
 
 
 def identity_status(ledger: dict) -> tuple[str | None, str]:
@@ -88,17 +89,26 @@ def non_pass_first(claims: list[dict]) -> list[dict]:
     return sorted(claims, key=lambda c: c.get("verdict") == "PASS")
 
 
-def anchor_claims(styler, ids) -> Any:
+def anchor_claims(styler, ids, links: dict | None = None) -> Any:
     """Give each claim row of a ``claims.style_table`` Styler an HTML anchor: the claim id
     as the ``id`` attribute of an empty span in its first cell, so that
-    ``reproduction.html#SS.alpha_N`` links to the claim's row. Returns the Styler."""
+    ``reproduction.html#SS.alpha_N`` links to the claim's row. With ``links``
+    (``claim_links``), a line under the id links to the section that records the claim
+    and to its code. Returns the Styler."""
     import html as _html
 
     data = styler.data
     col = "claim" if "claim" in data.columns else data.columns[0]
     for row, cid in zip(data.index, ids, strict=True):
-        data.at[row, col] = f'<span id="{_html.escape(str(cid), quote=True)}"></span>' \
-            + str(data.at[row, col])
+        cell = f'<span id="{_html.escape(str(cid), quote=True)}"></span>' + str(data.at[row, col])
+        found = (links or {}).get(str(cid), {})
+        parts = [f'<a href="{_html.escape(href, quote=True)}" '
+                 f'title="{_html.escape(title, quote=True)}">{_html.escape(text)}</a>'
+                 for key in ("section", "code") if key in found
+                 for text, href, title in [found[key]]]
+        if parts:
+            cell += '<br><span style="font-size:0.85em">' + " · ".join(parts) + "</span>"
+        data.at[row, col] = cell
     return styler
 
 
@@ -470,3 +480,242 @@ def _inside(path: Path, root: Path) -> bool:
         return True
     except ValueError:
         return False
+
+
+# -- links from a claim id to the section that records it and to its code -------------------
+#
+# Static: nothing is executed. A claim id is matched against the string literals of the
+# chapter's subpackage (``ast``), the function holding the best match is followed up its
+# callers to one the book file calls (``checks.<function>(``), and that call's nearest
+# preceding Markdown heading names the section.
+
+#: rule tables that list every claim id: never taken as the code that records one
+_RULE_TABLES = frozenset({"KINDS", "DECIDES", "MAX_RESOLUTION", "ENTRIES"})
+
+
+def heading_slug(title: str) -> str:
+    """The HTML id Sphinx gives the section of a MyST heading: docutils' ``make_id`` of the
+    heading's text, Markdown markup dropped and ``$...$`` math kept as its TeX
+    (``"4. The MoE law count"`` -> ``"the-moe-law-count"``, ``"The exponent $\\alpha_N$"``
+    -> ``"the-exponent-alpha-n"``)."""
+    import re
+
+    from docutils.nodes import make_id
+
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", title)      # [text](url) -> text
+    text = re.sub(r"\$+([^$]*)\$+", r"\1", text)                # $tex$ -> tex
+    text = re.sub(r"[`*]", "", text)
+    return make_id(" ".join(text.split()).lower())
+
+
+def book_sections(path: str | Path) -> list[tuple[int, int, str, str | None]]:
+    """The headings of a percent-format book file, in order: ``(line, level, title, id)``,
+    ``id`` the section's HTML id (``heading_slug``), ``None`` for a title that repeats an
+    earlier one on the page (docutils numbers those). Only Markdown cells count."""
+    sections, seen, markdown = [], set(), False
+    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if line.startswith("# %%"):
+            markdown = "[markdown]" in line
+            continue
+        if markdown and line.startswith("# #"):
+            hashes, _, title = line[2:].partition(" ")
+            if hashes and set(hashes) == {"#"} and title.strip():
+                slug = heading_slug(title.strip())
+                sections.append((n, len(hashes), title.strip(), None if slug in seen else slug))
+                seen.add(slug)
+    return sections
+
+
+def _literals(node, prefix: str):
+    """``(text, whole)`` for each claim-id-like string literal under ``node``: a plain
+    string starting with ``prefix + "."`` (``whole``), or the literal head of an f-string or
+    a ``"..." + x`` sum (not ``whole``)."""
+    import ast
+
+    start = prefix + "."
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            if sub.value.startswith(start):
+                yield sub.value, True
+        elif isinstance(sub, ast.JoinedStr):
+            head = ""
+            for part in sub.values:
+                if not (isinstance(part, ast.Constant) and isinstance(part.value, str)):
+                    break
+                head += part.value
+            whole = all(isinstance(p, ast.Constant) for p in sub.values)
+            if head.startswith(start):
+                yield head, whole
+        elif (isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Add)
+              and isinstance(sub.left, ast.Constant) and isinstance(sub.left.value, str)
+              and sub.left.value.startswith(start)):
+            yield sub.left.value, False
+
+
+def _code_index(package_dir: Path, prefix: str) -> dict:
+    """For a chapter's subpackage: its functions (``(module, qualname)`` -> ``(start line,
+    end line, names used)``) and each function's claim-id literals ``(text, whole,
+    inherited)``: its own, then (``inherited``) those of the module-level constants it
+    names (an id list such as ``CLAIMS``, the rule tables left out)."""
+    import ast
+
+    functions, literals, constants = {}, {}, {}
+    for path in sorted(package_dir.glob("*.py")):
+        mod = path.stem
+        if mod == "mutations":          # planted errors name claims, they do not record them
+            continue
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Name) and t.id not in _RULE_TABLES and node.value:
+                        found = list(_literals(node.value, prefix))
+                        if found:
+                            constants.setdefault(t.id, []).extend(found)
+            defs = [(node.name, node)] if isinstance(node, (ast.FunctionDef,
+                                                            ast.AsyncFunctionDef)) else \
+                [(f"{node.name}.{m.name}", m) for m in node.body
+                 if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))] \
+                if isinstance(node, ast.ClassDef) else []
+            for qual, fn in defs:
+                used = {s.id for s in ast.walk(fn) if isinstance(s, ast.Name)} | \
+                    {s.attr for s in ast.walk(fn) if isinstance(s, ast.Attribute)}
+                functions[(mod, qual)] = (fn.lineno, fn.end_lineno, used)
+                literals[(mod, qual)] = [(t, w, False) for t, w in _literals(fn, prefix)]
+    for key, (_, _, used) in functions.items():   # a constant's ids belong to its users
+        for name in sorted(used & constants.keys()):
+            literals[key] += [(t, w, True) for t, w in constants[name]]
+    return {"functions": functions, "literals": literals}
+
+
+def _book_calls(book: Path, modules: set[str]) -> dict:
+    """``(module, function)`` -> ``(line, section)`` of its first call in the book file's
+    code cells (``checks.record_gd(`` or ``de.checks.signal(``), ``section`` the nearest
+    preceding heading (``book_sections``), ``None`` above the first one."""
+    import re
+
+    sections = book_sections(book)
+    calls, markdown = {}, False
+    call = re.compile(r"\b(\w+)\.(\w+)\s*\(")
+    for n, line in enumerate(book.read_text().splitlines(), 1):
+        if line.startswith("# %%"):
+            markdown = "[markdown]" in line
+            continue
+        if markdown or line.lstrip().startswith("#"):
+            continue
+        for mod, fn in call.findall(line.split("  #")[0]):
+            if mod in modules and (mod, fn) not in calls:
+                above = [s for s in sections if s[0] < n]
+                calls[(mod, fn)] = (n, above[-1] if above else None)
+    return calls
+
+
+def claim_sites(name: str, root: str | Path | None = None) -> dict:
+    """What ``claim_link`` reads for chapter ``name`` (its ledger or subpackage name), from
+    the sources under ``root`` (default: this package and the repository's book file; an
+    installed copy without the book has no sections): ``{"chapter", "index", "calls",
+    "sections", "reach"}`` (see ``_code_index``, ``_book_calls``, ``book_sections``);
+    ``reach`` maps each function to ``(steps, called)``, the nearest function the book calls
+    among it and its callers, ``steps`` calls away (absent when none is)."""
+    from . import chapter
+
+    ch = chapter.get(name)
+    package = Path(__file__).resolve().parent if root is None else Path(root) / "src" / "dltheory"
+    book = (runtime.repo_root() if root is None else Path(root)) / ch.book
+    index = _code_index(package / ch.subpackage, ch.prefix)
+    functions = index["functions"]
+    calls = _book_calls(book, {m for m, _ in functions}) if book.exists() else {}
+    by_name = {}
+    for key in functions:
+        by_name.setdefault(key[1].rpartition(".")[2], []).append(key)
+    callers = {}
+    for key, (_, _, used) in functions.items():
+        for name_used in used & by_name.keys():
+            for other in by_name[name_used]:
+                if other != key:
+                    callers.setdefault(other, []).append(key)
+    reach = {}
+    for key in functions:   # breadth first up the callers to a function the book calls
+        todo, seen = [(0, key)], {key}
+        while todo:
+            steps, k = todo.pop(0)
+            if k in calls:
+                reach[key] = (steps, k)
+                break
+            for c in callers.get(k, []):
+                if c not in seen:
+                    seen.add(c)
+                    todo.append((steps + 1, c))
+    return {"chapter": ch, "index": index, "calls": calls,
+            "sections": book_sections(book) if book.exists() else [], "reach": reach}
+
+
+def claim_link(cid: str, sites: dict) -> dict | None:
+    """Where claim ``cid`` is recorded, from ``claim_sites``: ``{"module", "function",
+    "lines", "called", "section"}``, or ``None`` without a static match.
+
+    ``function`` holds the id's longest matching literal in its own body (a whole string
+    before an f-string head of the same length), else in a constant it names; among
+    equals, the one nearest a call in the book (a function the book calls itself first). ``called`` is the function of that book
+    call, ``section`` its heading ``(line, level, title, id)`` (``None`` if none).
+    """
+    index, calls, reach = sites["index"], sites["calls"], sites["reach"]
+    best = []
+    for key, found in index["literals"].items():
+        for text, whole, inherited in found:
+            if (text == cid) if whole else (cid.startswith(text) and
+                                            len(text) > len(sites["chapter"].prefix) + 1):
+                steps = reach[key][0] if key in reach else 1 << 30
+                best.append((inherited, -(len(text) + whole * 0.5), steps, key))
+    if not best:
+        return None
+    *_, key = min(best, key=lambda b: b[:3])   # stable: the first in file order
+    start, end, _ = index["functions"][key]
+    called = reach.get(key, (None, None))[1]
+    return {"module": key[0], "function": key[1], "lines": (start, end), "called": called,
+            "section": calls[called][1] if called else None}
+
+
+def claim_links(name: str, ids, *, page: str = "", code: str | None = None,
+                root: str | Path | None = None) -> dict[str, dict]:
+    """Links for the claims ``ids`` of chapter ``name``: ``{id: {"section": (text, href),
+    "code": (text, href)}}``, either missing where no static match was found.
+
+    ``page`` goes before the chapter page's name (``""`` inside the book, where the pages
+    sit side by side; the rendered book's ``book/`` URL elsewhere). ``code`` is the base of
+    the source links (default: the repository's ``blob/main/`` on GitHub); a link names the
+    function's lines of ``src/dltheory/<subpackage>/<module>.py`` (the API pages' viewcode
+    source covers only the modules they document, never a chapter's ``checks``). Each link
+    is ``(text, href, title)``: ``("§4.3", "01_conservation_laws.html#sigmoid-gating-...",
+    "4.3 Sigmoid gating: ...")``, ``("code", "https://...#L160-L172",
+    "checks.sigmoid_gating: src/dltheory/conservation/checks.py, lines 160-172")``. A chapter not in
+    ``chapter.REGISTRY`` has none.
+    """
+    import dltheory
+
+    from . import chapter
+
+    if name not in chapter.names():
+        return {}
+    sites = claim_sites(name, root)
+    ch = sites["chapter"]
+    base = f"{dltheory.REPO_URL}/blob/main/" if code is None else code
+    out = {}
+    for cid in ids:
+        link = claim_link(str(cid), sites)
+        if link is None:
+            continue
+        entry = {}
+        sec = link["section"]
+        stem = Path(ch.book).stem
+        if sec is not None and sec[3] is not None:
+            number = sec[2].split()[0].rstrip(".")
+            text = f"§{number}" if number[:1].isdigit() else sec[2]
+            entry["section"] = (text, f"{page}{stem}.html#{sec[3]}", sec[2])
+        start, end = link["lines"]
+        path = f"src/dltheory/{ch.subpackage}/{link['module']}.py"
+        entry["code"] = ("code", f"{base}{path}#L{start}-L{end}",
+                         f"{link['module']}.{link['function']}: {path}, lines {start}-{end}")
+        out[str(cid)] = entry
+    return out

@@ -87,7 +87,7 @@ runtime.show(figures.headline(counts, cfg), "cl_headline")
 # centred, $\sigma(z - \bar z)$; only a gate unchanged by a common shift of its logits keeps
 # the router sum (section 4.3).
 #
-# ```{admonition} Takeaway
+# ````{admonition} Takeaway
 # :class: tip
 # **The paper:** smooth activations (GELU, SiLU) kill every law, but the multiplicative
 # structure of modern blocks brings laws back: one per hidden unit in SwiGLU,
@@ -105,7 +105,7 @@ runtime.show(figures.headline(counts, cfg), "cl_headline")
 # ```{glue:md} cl_findings
 # :format: myst
 # ```
-# ```
+# ````
 #
 # The chapter checks every law numerically with `torch.func`, counts the independent laws
 # with the Lie-algebra criterion of Marcotte, Gribonval and Peyré

@@ -100,7 +100,7 @@ def test_slugs_match_a_built_page(name, sites):
     page = ROOT / "_build" / "html" / "book" / f"{Path(ch.book).stem}.html"
     if not page.exists() or page.stat().st_mtime < (ROOT / ch.book).stat().st_mtime:
         pytest.skip(f"no build of {ch.book} newer than its source")
-    ids = set(re.findall(r'<section id="([^"]+)"', page.read_text()))
+    ids = set(re.findall(r'<section\b[^>]*\bid="([^"]+)"', page.read_text()))
     assert {sec[3] for sec in sites[name]["sections"] if sec[3]} <= ids
 
 

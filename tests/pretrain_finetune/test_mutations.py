@@ -76,7 +76,7 @@ def _judge_claims(tmp_path):
 
 CFG_GD = Config.for_scale("smoke", d_gd=60)
 CFG_VIS = Config.for_scale("smoke", vision_pt_steps=5, vision_seeds=2, vision_n=(10,))
-SIM = {"PF.replica.vs_sim_ratio"}   # claims of the simulation instance
+SIM = {"PF.replica.vs_sim_ratio", "PF.reach.gate"}   # claims of the simulation instance
 REGIMES = {"PF.regimes.corners", "PF.tradeoff"}   # of the closed form; the rest: small
 RUNNERS = {"PF.gd.stable_step": _gd_claims, "PF.split.disjoint": _vision_claims,
            "PF.best_lambda.sim_agrees": _judge_claims}

@@ -149,3 +149,24 @@ def test_learned_path_gate_opens_and_closes(tmp_path, kw, decided):
     c = led.claims["PF.learned_path"]
     assert c.kind == "hard" and (c.verdict == claims.PASS) == decided
     assert decided or (c.verdict == claims.INCONCLUSIVE and "not the theory's limits" in c.note)
+
+
+def test_reach_guard_holds_where_the_gate_closes_and_fails_on_a_wrong_gate(tmp_path, monkeypatch):
+    """PF.reach.gate recounts the expected active coordinates at the simulated D: it holds at
+    the defaults (all within reach), at a setting where a task is out of reach and where none
+    is, and fails when the gate disagrees with the count."""
+    import pandas as pd
+
+    from dltheory import claims
+    from dltheory.pretrain_finetune import checks, rules
+
+    def run(cfg):
+        led = claims.Ledger("pretrain_finetune", scale="smoke", results_dir=tmp_path, rules=rules)
+        checks.reach_guard(led, cfg, pd.DataFrame({"task": list(cfg.task_rho)}))
+        return led.claims["PF.reach.gate"].verdict
+
+    for cfg in (Config.for_scale("smoke"), Config.for_scale("smoke", rho_pt=0.01, rho_sh=0.05),
+                Config.for_scale("smoke", rho_pt=0.01, rho_new=0.01)):
+        assert run(cfg) == claims.PASS
+    monkeypatch.setattr(Config, "reachable", property(lambda self: {t: True for t in self.task_rho}))
+    assert run(Config.for_scale("smoke", rho_pt=0.01, rho_sh=0.05)) == claims.FAIL

@@ -140,6 +140,7 @@ def replica(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame, l2_dev: float)
         ledger.skip([("PF.replica.vs_sim", st), ("PF.replica.vs_sim_ratio", st_r)], why)
         return None
     a = _agg(sim, ["task", "regime", "alpha"])
+    reach_guard(ledger, cfg, a)
     r = _reach(cfg, a)
     r = r[np.isfinite(r.replica)]  # points without a replica value: PF.replica.defined
     if len(r) < 3:
@@ -151,6 +152,20 @@ def replica(ledger, cfg, curves: pd.DataFrame, sim: pd.DataFrame, l2_dev: float)
                                                 cfg.unreachable_note()) if x))
     _ratio_claim(ledger, cfg, "PF.replica.vs_sim_ratio", st_r, a, rounds=_rounds(cfg, sim))
     return a
+
+
+def reach_guard(ledger, cfg, agg: pd.DataFrame) -> None:
+    """Design guard of the reach gate: the tasks that enter evidence are exactly those whose
+    FT teacher has at least ``min_active`` expected active coordinates at the D the
+    simulations ran (``d_eff``), counted from the simulated tasks, not from the gate."""
+    tasks = list(dict.fromkeys(agg.task))
+    active = {t: cfg.task_rho[t] * cfg.d_eff for t in tasks}
+    wrong = [t for t in tasks if bool(cfg.reachable[t]) != (active[t] >= cfg.min_active)]
+    ledger.guard("PF.reach.gate", "the tasks within reach (evidence) are those with at least "
+                 "min_active expected active FT coordinates at the simulated D", not wrong,
+                 f"D = {cfg.d_eff}; expected active: "
+                 + ", ".join(f"{t} {active[t]:.1f}" for t in tasks)
+                 + f" (min_active {cfg.min_active:g})" + (f"; gate disagrees on {wrong}" if wrong else ""))
 
 
 def gd(ledger, cfg, gd: pd.DataFrame):

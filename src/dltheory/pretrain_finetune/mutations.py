@@ -80,6 +80,12 @@ def _test_is_training(binary_task):
     return wrong
 
 
+def _reach_inverted(_prop):
+    def reachable(self):
+        return {t: r * self.d_sim_max < self.min_active for t, r in self.task_rho.items()}
+    return property(reachable)
+
+
 ENTRIES = [
     Mutation("pretrain_finetune:closed_form_exponent", f"{P}.model:flow_weights_from_beta",
              "closed-form flow weights with s = 0.55 asinh(beta/c) instead of 0.5 asinh(beta/c)",
@@ -120,6 +126,10 @@ ENTRIES = [
     Mutation("pretrain_finetune:test_is_training", f"{P}.vision:binary_task",
              "digits stand-in: the test set of the binary FT tasks is the FT pool itself",
              "held-out = training", "dropped term", _test_is_training, ("PF.split.disjoint",)),
+    Mutation("pretrain_finetune:reach_gate_inverted", f"{P}.config:Config.reachable",
+             "the reach gate inverted: the tasks too sparse for the simulated D enter evidence, "
+             "the others are left out", "comparison inverted", "regime boundary",
+             _reach_inverted, ("PF.reach.gate",)),
     Mutation("pretrain_finetune:judge_worst_as_best", f"{P}.checks:replica_best",
              "PF.best_lambda.sim_agrees compares against the replica's worst setting, not its best",
              "argmax for argmin", "sign", lambda f: (lambda rep: rep.idxmax()), ("PF.best_lambda.sim_agrees",)),

@@ -53,7 +53,7 @@ SOFT = ("PF.best_lambda.full_overlap", "PF.best_lambda.subset", "PF.best_lambda.
         "PF.vision.ensd", "PF.transformer.new_prime")
 IDENTITY = ("PF.flow.invariants", "PF.bias.pt_not_l1_l2", "PF.regimes.corners", "PF.tradeoff",
             "PF.replica.defined", "PF.replica.l2_limit", "PF.learned_path.tradeoff",
-            "PF.split.disjoint", "PF.gd.stable_step", "PF.vision.ci_ordered")
+            "PF.split.disjoint", "PF.gd.stable_step", "PF.vision.ci_ordered", "PF.reach.gate")
 
 KINDS: dict[str, str] = {**{k: "hard" for k in HARD}, **{k: "soft" for k in SOFT},
                          **{k: "identity" for k in IDENTITY}}

@@ -155,3 +155,34 @@ for chapter, rows in per_claim.groupby("chapter", sort=False) if len(per_claim) 
 # %% tags=["hide-input"]
 for chapter, rows in per_mutation.groupby("chapter", sort=False) if len(per_mutation) else []:
     runtime.display(claims.style_table(rows.drop(columns="chapter"), caption=chapter))
+
+# %% [markdown]
+# ## Automated mutation score
+#
+# The chapter-run calibration above plants a few chosen errors in the theory and runs whole
+# chapters: it measures whether the *claims* catch them. This section measures the *unit
+# tests*. A standard mutation tool (mutmut, pinned in `scripts/mutation_score.py`) makes
+# every single-token change it knows (an operator, a constant, a comparison, a dropped or
+# `None` argument, a string) to the functions of one theory module per chapter and of the
+# judging module `dltheory.fitting`, and runs each mutant against that module's fast unit
+# tests only (the **tests** column; per mutant, the ones that call the mutated function).
+# A mutant is **killed** when a test fails, **survives** when none does, and has **no
+# tests** when none calls its function; **score** is killed (timeouts included) over all
+# three. Every survivor is triaged by reading it: **equivalent** (no input changes what the
+# code computes or which inputs it refuses; the wording of an error message is not
+# counted) or **caught by nothing** (and why). Where a module has more mutants than the run
+# takes, the numbers are for a reproducible random sample of them (the **mutants** column).
+# Not covered here: the other modules, decorated functions and module-level constants
+# (mutmut does not mutate them), mutants of more than one token, the slower tests, and the
+# chapter runs, which may still catch a mutant that survives here. The record is
+# `book/records/mutation_score.json`, written by `scripts/mutation_score.py` from a
+# temporary copy of the committed tree; a module whose source changed since is **stale**.
+
+# %% tags=["hide-input"]
+lines, per_module, survivors = calibration.mutation_tables(
+    ROOT / "book" / "records" / "mutation_score.json", ROOT)
+print("\n".join(textwrap.fill(x, width=88) for x in lines))
+if len(per_module):
+    runtime.display(claims.style_table(per_module))
+for module, rows in survivors.groupby("module", sort=False) if len(survivors) else []:
+    runtime.display(claims.style_table(rows.drop(columns="module"), caption=module))

@@ -197,3 +197,43 @@ def page_tables(directory: str | Path, chapters: list[str], scale: str = "smoke"
         if name.split(".")[0] not in chapters:
             srows.append({**blank, "chapter": name, "status": "error", "detail": why})
     return pd.DataFrame(srows), pd.DataFrame(crows), pd.DataFrame(mrows)
+
+
+# --------------------------------------------------------------------------- mutation score
+def mutation_tables(path: str | Path, root: str | Path):
+    """The page's "Automated mutation score" section, from the record that
+    ``scripts/mutation_score.py`` writes (``book/records/mutation_score.json``):
+    ``(lines, modules, survivors)``: lines of text (tool, commit, sample, wall time, scope),
+    one row per module (a module whose source under ``root`` changed since is "stale"), one
+    row per surviving mutant with its triage. Without a record: one line saying so."""
+    import hashlib
+
+    import pandas as pd
+
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        return [f"no mutation record ({type(err).__name__}): run scripts/mutation_score.py"], \
+            pd.DataFrame(), pd.DataFrame()
+    rows, surv, commits = [], [], set()
+    for name, m in data["modules"].items():
+        c, src = m["counts"], Path(root) / m["path"]
+        stale = not src.is_file() or hashlib.sha256(src.read_bytes()).hexdigest() != m["source_sha256"]
+        commits.add(m["commit"][:7])
+        t = m["survivor_triage"]
+        rows.append({"module": name, "status": "stale" if stale else "current",
+                     "tests": ", ".join(x.removeprefix("tests/") for x in m["tests"])
+                     + (f" ({len(m['deselected'])} slow tests deselected)" if m["deselected"] else ""),
+                     "mutants": (f"{m['mutants_sampled']} of {m['mutants_generated']} (sample)"
+                                 if m["mutants_sampled"] < m["mutants_generated"]
+                                 else f"{m['mutants_generated']} (all)"),
+                     "killed": c["killed"], "timeout": c["timeout"], "survived": c["survived"],
+                     "no tests": c["no tests"], "score": _pct(m["score"]),
+                     "equivalent": t["equivalent"], "caught by nothing": t["caught by nothing"]})
+        surv += [{"module": name, "file:line": f"{s['file'].removeprefix('src/')}:{s['line']}",
+                  "status": s["status"], "mutation": s["mutation"], "triage": s["triage"]}
+                 for s in m["survivors"]]
+    lines = [f"{data['tool']} at commit {', '.join(sorted(commits))}, "
+             f"{data['wall_s']:.0f} s of mutation runs; score = {data['score']}.",
+             f"Scope: {data['scope']}."]
+    return lines, pd.DataFrame(rows), pd.DataFrame(surv)

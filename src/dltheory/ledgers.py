@@ -6,19 +6,19 @@ imports it.
 Every chapter writes ``<chapter>.<scale>.json`` (see ``dltheory.claims``). This module reads
 a folder of them for the reproduction page and gives each chapter one status:
 
-``ran``      a ledger whose sources match the tree being built, no claim failed;
-``failed``   the same, with a FAIL (the chapter raised);
-``stale``    the chapter file or the package changed since the ledger was written (or the
-             ledger predates provenance records), so its verdicts describe other code;
-``mutated``  a ledger written with a planted error active (``identity["mutation"]``): its
-             verdicts describe deliberately broken code; ``MUTATED: <id>`` in the detail;
-``off defaults`` a ledger of a run at other knob settings or another seed than the
-             preset's (``identity["defaults"]`` False), no claim failed; the settings in
-             the detail (``off defaults: SEED=3, ALPHA1=2.0``);
-``not run``  no ledger at this scale: never shown as passed;
-``error``    a corrupt, truncated, misnamed, duplicate or unknown ledger, or one whose
-             written verdicts do not follow from its own stored values (named, never
-             skipped silently).
+- ``ran``: a ledger whose sources match the tree being built, no claim failed;
+- ``failed``: the same, with a FAIL (the chapter raised);
+- ``stale``: the chapter file or the package changed since the ledger was written (or the
+  ledger predates provenance records), so its verdicts describe other code;
+- ``mutated``: a ledger written with a planted error active (``identity["mutation"]``): its
+  verdicts describe deliberately broken code; ``MUTATED: <id>`` in the detail;
+- ``off defaults``: a ledger of a run at other knob settings or another seed than the
+  preset's (``identity["defaults"]`` False), no claim failed; the settings in the detail
+  (``off defaults: SEED=3, ALPHA1=2.0``);
+- ``not run``: no ledger at this scale: never shown as passed;
+- ``error``: a corrupt, truncated, misnamed, duplicate or unknown ledger, or one whose
+  written verdicts do not follow from its own stored values (named, never skipped
+  silently).
 
 Re-derivation: a schema-3 ledger stores each claim's measured value and check parameters,
 so every written verdict and resolution is derived again here with ``claims.judge`` (the

@@ -231,13 +231,28 @@ def quadratic_laws(model: nn.Module, X: torch.Tensor | None = None, *,
                    max_params: int = MAX_PARAMS) -> QuadraticLaws:
     """The conserved quadratic forms of gradient flow of ``model`` (see the module docstring).
 
-    X : inputs ``(N, *in_shape)`` to sample the Jacobian at (their shape is taken for fresh
-        Gaussian draws when more are needed); or ``in_shape`` alone.
-    seed : seeds the parameter points and inputs; rtol : relative singular-value threshold;
-    min_gap : the singular-value gap at the rank that a determined count must show;
-    factor : rows per unknown to aim for; max_params : refuse larger modules.
-    Raises ``ValueError`` for a module over ``max_params`` parameters and
-    :class:`QuadraticUnderdetermined` when the samples do not determine the laws.
+    Parameters
+    ----------
+    X
+        Inputs ``(N, *in_shape)`` to sample the Jacobian at (their shape is taken for fresh
+        Gaussian draws when more are needed); or give ``in_shape`` alone.
+    seed
+        Seeds the parameter points and inputs.
+    rtol
+        Relative singular-value threshold.
+    min_gap
+        The singular-value gap at the rank that a determined count must show.
+    factor
+        Rows per unknown to aim for.
+    max_params
+        Refuse larger modules.
+
+    Raises
+    ------
+    ValueError
+        For a module over ``max_params`` parameters.
+    QuadraticUnderdetermined
+        When the samples do not determine the laws.
     """
     if X is None and in_shape is None:
         raise ValueError("quadratic_laws needs X (inputs (N, ...)) or in_shape")

@@ -117,13 +117,32 @@ def insertion_signals(model: nn.Module, blocks, X: torch.Tensor, y: torch.Tensor
                       ) -> list[InsertionSignal]:
     """The first-order signal of a zero-initialised block at each insertion point.
 
-    model : a trained classifier (logits out); blocks : its residual blocks, in order
-        (``list(model.blocks)``); point k is the output of ``blocks[k]``.
-    X, y : the training set (the signal and the line search); X_test, y_test : a test set;
-    X_pop, y_pop : optional large held-out set used as the population proxy (Route A).
-    hidden : width k of the inserted block (default d); B : the loss clip (the chapter's 5);
-    seed : fixes U; etas : the line-search grid (default geometric up to 10 / gamma).
-    Returns one :class:`InsertionSignal` per block.
+    Parameters
+    ----------
+    model
+        A trained classifier (logits out).
+    blocks
+        Its residual blocks, in order (``list(model.blocks)``); point k is the output of
+        ``blocks[k]``.
+    X, y
+        The training set (the signal and the line search).
+    X_test, y_test
+        A test set.
+    X_pop, y_pop
+        Optional large held-out set used as the population proxy (Route A).
+    hidden
+        Width k of the inserted block (default d).
+    B
+        The loss clip (the chapter's 5).
+    seed
+        Fixes U.
+    etas
+        The line-search grid (default geometric up to 10 / gamma).
+
+    Returns
+    -------
+    list of InsertionSignal
+        One per block.
     """
     blocks = list(blocks)
     if not blocks:

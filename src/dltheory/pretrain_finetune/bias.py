@@ -43,7 +43,9 @@ def potential(beta, c, phi=0.0):
 
 
 def ft_scales(beta_pt, c_pt: float, lam_pt: float, gamma: float):
-    """Effective FT scales after pathway rebalancing (all arguments broadcast)::
+    """Effective FT scales after pathway rebalancing.
+
+    All arguments broadcast::
 
         c_d = (1+λ)(c + √(c² + β_PT,d²)) + γ²
     """
@@ -55,7 +57,9 @@ def ft_scales(beta_pt, c_pt: float, lam_pt: float, gamma: float):
 
 
 def tilted_params(wp, wm, gamma):
-    """``(r, φ, β0)`` of the non-rebalanced FT potential after ``v± ← γ``::
+    """``(r, φ, β0)`` of the non-rebalanced FT potential after ``v± ← γ``.
+
+    With the readout reset to γ::
 
         c̄ = (w₊² + w₋²)/2 + γ²,  β0 = γ(w₊ − w₋),  r = √(c̄² − β0²),  φ = asinh(β0/r)
     """

@@ -43,7 +43,7 @@ class Task:
         return self.rho_pt * self.rho_sh + (1 - self.rho_pt) * self.rho_new
 
     def atoms(self):
-        """The four (PT on/off × FT on/off) categories: probabilities and |β*| values,
+        """The four (PT on/off × FT on/off) categories: probabilities and ``|β*|`` values,
         ``(p, b_pt, b_ft)`` arrays of shape (4,)."""
         rp, rs, rn, rf = self.rho_pt, self.rho_sh, self.rho_new, self.rho_ft
         p = np.array([rp * rs, rp * (1 - rs), (1 - rp) * rn, (1 - rp) * (1 - rn)])

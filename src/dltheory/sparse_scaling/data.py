@@ -150,12 +150,14 @@ def sample_entries(spec: SparseSpectrum, D: int, seed, *, trials: int = 1,
     """Draw ``trials`` independent data sets of D samples each, as COO entries.
 
     Coordinates are handled in three groups (all with exact marginals E x_j^2 = lambda_j):
+
     - ``p_j >= p_dense``: one Bernoulli(p_j) per row (exact);
     - ``p_poisson <= p_j < p_dense``: count ~ Binomial(D, p_j), then that many distinct
       rows (exact);
     - ``p_j < p_poisson``: a Poisson(D sum p_j) number of events per trial, coordinates
       drawn with probability proportional to p_j (Poisson thinning; the count variance is
       D p_j instead of D p_j (1 - p_j), a relative error below ``p_poisson``).
+
     amplitude: "rademacher" (x_j = +-s_j, the default) or "gaussian" (x_j ~ N(0, s_j^2)).
     """
     D, trials = int(D), int(trials)

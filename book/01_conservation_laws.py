@@ -97,7 +97,7 @@ runtime.show(figures.headline(counts, cfg), "cl_headline")
 # $O(\tau^2 k)$ under GD. Our derivation (section 4.3): the router sum exists only for a gate
 # unchanged by a common shift of its logits.
 #
-# **What this build found** (generated from the claims below at the scale it ran; for each
+# Generated from the claims below, at the scale this page ran; for each
 # sigmoid gate two lines: `CL.count.sigmoid.*`, the counted laws against the count derived
 # from the gate's symmetries, and `CL.sigmoid_gating.*`, the paper's summary that a sigmoid
 # router keeps the softmax router's $Em + d$ laws):

@@ -36,7 +36,7 @@
 # learning from scratch ($\lambda_{PT}=-1$). In ResNets, the paper reports, a smaller
 # first layer helps fine-tuning.
 #
-# **What this build found** (generated from the claims below at the scale it ran):
+# Generated from the claims below, at the scale this page ran:
 #
 # ```{glue:md} pf_findings
 # :format: myst

@@ -33,7 +33,7 @@
 # $N = K(D)$, compute should go mostly to data ($D^*\propto C^{(\alpha_1+1)/(\alpha_1+3)}$),
 # and rare large spikes make fixed-step GD fail with probability $\propto D^{-\nu}$.
 #
-# **What this build found** (generated from the claims below at the scale it ran):
+# Generated from the claims below, at the scale this page ran:
 #
 # ```{glue:md} ss_findings
 # :format: myst

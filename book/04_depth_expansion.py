@@ -32,7 +32,7 @@
 # bound the new test risk; and depth creates improving directions, width makes weak signals
 # observable, data decides whether the statistical cost can be paid.
 #
-# **What this build found** (generated from the claims below at the scale it ran):
+# Generated from the claims below, at the scale this page ran:
 #
 # ```{glue:md} de_findings
 # :format: myst

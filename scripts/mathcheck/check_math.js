@@ -189,7 +189,8 @@ function main() {
       failures.push({page: rel, tex: '', error: err.message});
       continue;
     }
-    const hasMathMarkup = /class="[^"]*\bmath\b[^"]*"/.test(html);
+    // math nodes, or executed outputs with TeX (claims tables: class mathjax_process)
+    const hasMathMarkup = /<[a-z][a-z0-9]*\s[^>]*class="[^"]*\b(math|mathjax_process)\b[^"]*"/.test(html);
     if (!loadsMathJax(html)) {
       if (hasMathMarkup) {
         failures.push({page: rel, tex: '', error: 'page holds math but loads no MathJax script'});

@@ -6,10 +6,17 @@ tags per page (``tex-mml-chtml.js`` a second time, ``all-packages.js``, ``noerro
 which changes MathJax's TeX configuration from the one the book sets and slows every page.
 MathJax itself is added once by ``sphinx.ext.mathjax`` (``mathjax_path``) and loads the TeX
 extensions it needs on demand, from the same vendored folder.
+
+Sphinx adds MathJax only to pages with math nodes of their own. A page whose math is all in
+executed outputs (the reproduction and calibration pages: claims tables rendered as HTML
+with class ``mathjax_process``) got no MathJax, and its ``\\(...\\)`` stayed raw TeX. Such a
+page is marked as having equations after it is read (``doctree-read`` runs after the math
+domain's own collection), so MathJax is loaded there too.
 """
 
 from __future__ import annotations
 
+from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.config import Config
 
@@ -24,6 +31,15 @@ def _drop_vendored_js(app: Sphinx, config: Config) -> None:
     config.html_js_files = [e for e in config.html_js_files if keep(e)]
 
 
+MARK = "mathjax_process"   # the class claims.style_table gives a table with TeX in it
+
+
+def _math_in_outputs(app: Sphinx, doctree) -> None:
+    if any(n.get("format") == "html" and MARK in n.astext() for n in doctree.findall(nodes.raw)):
+        app.env.get_domain("math").data["has_equations"][app.env.docname] = True
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("config-inited", _drop_vendored_js)
+    app.connect("doctree-read", _math_in_outputs)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

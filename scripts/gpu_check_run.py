@@ -40,6 +40,8 @@ def main(chapter: str, sidecar: str) -> int:
     t0 = time.perf_counter()
     ledgers: list[str] = []
     status, error, code = "ok", "", 0
+    from dltheory.budget import Spent
+
     try:
         from dltheory import claims
 
@@ -55,6 +57,19 @@ def main(chapter: str, sidecar: str) -> int:
         runpy.run_path(chapter, run_name="__main__")
     except Capped as e:
         status, error, code = "capped", str(e), 124
+    except Spent as e:
+        # the chapter's budget ran out: the run ends with its ledger, the claims not
+        # reached INCONCLUSIVE (chapter.stopped); a hard FAIL among those reached still fails
+        from dltheory import chapter as chapter_mod
+
+        spent = str(e)
+        try:
+            chapter_mod.stopped(e)
+            status, error, code = "ok", f"ended early: {spent}", 0
+        except BaseException as f:  # noqa: BLE001
+            is_claims = type(f).__name__ == "ClaimFailed"
+            status = "claims failed" if is_claims else "error"
+            error, code = f"{type(f).__name__}: {f}", 1
     except KeyboardInterrupt:
         status, error, code = "capped", "interrupted", 124
     except SystemExit as e:

@@ -25,7 +25,7 @@ run() {
   done
   wait "$pid" || rc=$?
   # pip's one-line summaries (what it installed), shortened
-  grep -E "^(Successfully installed)" "$log" | cut -c1-300 | sed 's/^/   /' || true
+  grep -E "^(Successfully installed|Installed [0-9]+ packages)" "$log" | cut -c1-300 | sed 's/^/   /' || true
   if (( rc != 0 )); then
     echo "   $label failed (exit $rc); the end of its output:" >&2
     tail -n 30 "$log" | sed 's/^/   | /' >&2
@@ -49,6 +49,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 # what it imports, on first use; saves about a minute on 2 cores
 export PIP_NO_COMPILE=1
 STAMP=.venv/.dltheory-installed
+UV_VERSION=0.13.9
 WANT=$(cat requirements.txt pyproject.toml <(python -V 2>&1) | sha256sum | cut -c1-16)
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] \
    && python -c "import dltheory, torch, jupyter_book" 2>/dev/null; then
@@ -56,15 +57,28 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] \
 else
   rm -f "$STAMP"
   echo "== installing into ./.venv (a few minutes the first time; pip's own cache makes it faster)"
-  echo "-- pip itself"
-  run "pip" python -m pip install -U pip
-  echo "-- torch==2.13.0 first (pinned: an unpinned torch pulls a multi-GB CUDA build)"
-  run "torch" python -m pip install torch==2.13.0
-  echo "-- the pinned toolchain in requirements.txt: $(grep -cvE '^\s*(#|$)' requirements.txt) packages" \
-       "(numpy, scipy, pandas, matplotlib, jupyter-book, pytest, ...) and their dependencies"
-  run "requirements.txt" python -m pip install -r requirements.txt
-  echo "-- dltheory itself, editable (pip install -e .)"
-  run "dltheory" python -m pip install -e .
+  # uv (pinned, from the package index) installs the same pins as pip, with parallel
+  # downloads and unpacking: about 40 s instead of about 170 s on 2 idle cores. pip's
+  # configuration (find-links, index URLs, constraints, certificate) is passed on to it.
+  # Where uv cannot be installed or fails, pip does the same steps.
+  if [ "${DLTHEORY_INSTALLER:-uv}" = uv ] && run "uv==$UV_VERSION" python -m pip install "uv==$UV_VERSION" \
+     && UV_ENV=$(python scripts/pip_to_uv.py env) && UV_ARGS=$(python scripts/pip_to_uv.py args) \
+     && echo "-- torch==2.13.0 (pinned), requirements.txt and dltheory (-e .) in one uv call" \
+     && run "uv pip install" env $UV_ENV python -m uv pip install --python "$(command -v python)" \
+          $UV_ARGS torch==2.13.0 -r requirements.txt -e .; then
+    :
+  else
+    echo "-- uv not available or failed: pip"
+    echo "-- pip itself"
+    run "pip" python -m pip install -U pip
+    echo "-- torch==2.13.0 first (pinned: an unpinned torch pulls a multi-GB CUDA build)"
+    run "torch" python -m pip install torch==2.13.0
+    echo "-- the pinned toolchain in requirements.txt: $(grep -cvE '^\s*(#|$)' requirements.txt) packages" \
+         "(numpy, scipy, pandas, matplotlib, jupyter-book, pytest, ...) and their dependencies"
+    run "requirements.txt" python -m pip install -r requirements.txt
+    echo "-- dltheory itself, editable (pip install -e .)"
+    run "dltheory" python -m pip install -e .
+  fi
   python -c "import dltheory, torch, jupyter_book" || {
     echo "setup failed: packages missing" >&2; exit 1; }
   echo "$WANT" > "$STAMP"

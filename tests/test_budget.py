@@ -124,9 +124,19 @@ def test_no_time_left_runs_no_task_and_cached_tasks_still_load():
     assert CALLS == [] and df.attrs["tasks"] == (2, 6) and df.attrs["rounds"] == (0, 2)
     assert df["width"].tolist() == [4, 2]        # the cached prefix of round 0, not (8, 1)
     assert budget.record()["overrun"] == 4.0 and budget.record()["held"] is False
-    fresh = experiments.sweep(nap, tasks, config=Cfg(nap=0.5), name="b_none", rounds="seed")
-    assert CALLS == [(4, 0)] and fresh.attrs["tasks"] == (1, 6)   # never an empty table
-    assert budget.record()["overrun"] == 4.5
+    # a sweep with nothing cached and no time left starts nothing: the budget is Spent
+    with pytest.raises(budget.Spent) as spent:
+        experiments.sweep(nap, tasks, config=Cfg(nap=0.5), name="b_fresh", rounds="seed")
+    assert CALLS == [] and spent.value.tasks == (0, 6) and spent.value.where == "b_fresh"
+    assert budget.record()["tasks"]["b_fresh"] == [0, 6] and budget.record()["overrun"] == 4.0
+
+
+def test_a_spent_share_still_starts_one_task_while_the_chapter_has_time():
+    start(10.0, {"first": 0.1, "rest": 0.9})
+    CLOCK.t += 2.0                                # the share of "first" (1 s) is spent
+    df = experiments.sweep(nap, grid(seeds=(0,)), config=Cfg(nap=0.5), name="first",
+                           rounds="seed")
+    assert CALLS == [(4, 0)] and df.attrs["tasks"] == (1, 3)
 
 
 def test_the_cost_of_a_task_is_its_place_in_an_earlier_round():
@@ -206,9 +216,10 @@ def test_record_schema_and_enough():
     experiments.sweep(nap, grid(), config=Cfg(), name="b_b", rounds="seed")
     rec = budget.record()
     assert set(rec) == {"seconds", "spent", "overrun", "bound", "held", "startup", "complete",
-                        "covered", "rounds", "tasks"}
+                        "covered", "rounds", "tasks", "stopped",
+                        "sweep_seconds"}
     assert rec["seconds"] == 60.0 and isinstance(rec["spent"], float) and rec["complete"] is True
-    assert rec["rounds"] == {"b_a": [3, 3], "b_b": [3, 3]}
+    assert rec["rounds"] == {"b_a": [3, 3], "b_b": [3, 3]} and rec["stopped"] is None
     assert budget.enough(a, 3) == (True, "3 of 3 rounds done (3 needed)")
     assert budget.enough((2, 5), 3) == (False, "2 of 3 rounds needed (budget 60 s)")
     budget.start(None)
@@ -285,3 +296,55 @@ def test_the_first_round_runs_whole_while_chapters_need_it(monkeypatch):
     df = experiments.sweep(nap, grid(), config=Cfg(nap=1.0), name="b_whole", rounds="seed")
     assert (df.attrs["rounds"], df.attrs["tasks"]) == ((1, 3), (3, 9))
     assert len(CALLS) == 3 and budget.record()["overrun"] == 0.5
+
+
+# ---------------------------------------------------------------- the deadline (real clock)
+def slow(cfg: Cfg, task: dict) -> dict:
+    """Sleeps ``cfg.nap`` real seconds, then marks that it finished."""
+    import time
+
+    time.sleep(cfg.nap)
+    CALLS.append(("finished", task["width"]))
+    return {"y": 1.0}
+
+
+def test_a_task_running_when_the_budget_ends_is_cut_and_stores_nothing():
+    budget.start(0.2)
+    with pytest.raises(budget.Spent) as spent:      # a 60 s task: only the alarm ends it
+        experiments.sweep(slow, grid(widths=(1, 2), seeds=(0,)), config=Cfg(nap=60.0),
+                          name="b_cut", rounds="seed")
+    assert CALLS == [] and experiments.stats()["computed"] == 0
+    assert spent.value.where == "b_cut" and spent.value.tasks == (0, 2)
+    assert "still running" in spent.value.why
+    assert budget.record()["tasks"]["b_cut"] == [0, 2]
+    import signal
+
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0    # no alarm left behind
+
+
+def test_a_sweep_without_rounds_is_cut_too():
+    budget.start(0.2)
+    with pytest.raises(budget.Spent):
+        experiments.sweep(slow, grid(widths=(1,), seeds=(0,)), config=Cfg(nap=60.0),
+                          name="b_whole")
+    assert CALLS == []
+
+
+def test_the_hard_stop_interrupts_code_outside_the_sweeps_and_tasks_restore_it():
+    import signal
+    import time
+
+    budget.start(30.0)
+    at = budget.arm_hard_stop()
+    assert at == pytest.approx(budget.current().t0 + 30.0 * (1 + budget.HARD_MARGIN * 0.25))
+    experiments.sweep(slow, grid(widths=(1,), seeds=(0,)), config=Cfg(nap=0.0),
+                      name="b_quick", rounds="seed")
+    left = signal.getitimer(signal.ITIMER_REAL)[0]
+    assert 0 < left <= 36.0                         # the task's deadline gave way to it again
+    budget.start(0.1)
+    budget.arm_hard_stop()
+    with pytest.raises(budget.Spent) as spent:
+        time.sleep(60)
+    assert spent.value.where == "chapter code"
+    budget.disarm()
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0

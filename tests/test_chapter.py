@@ -203,3 +203,84 @@ def test_start_ignores_imported_upper_case_objects():
     with pytest.raises(ValueError, match="unknown parameter K_FIXD$|unknown parameter K_FIXD "):
         chapter.start("gradient_flow", "smoke",
                       namespace={"FULL_OVERLAP": Task(), "K_FIXD": 3, "SEED": 0})
+
+
+def test_a_run_whose_budget_ran_out_ends_with_its_ledger(sixth, monkeypatch, capsys):
+    """``chapter.stopped``: the claims not reached are INCONCLUSIVE and say where the
+    budget ran out; the ledger is written and the budget's summary is the last line."""
+    import json
+    import signal
+
+    from dltheory import budget
+
+    monkeypatch.setenv("DLTHEORY_BUDGET", "30")
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)     # start() wraps it in a script
+    try:
+        cfg, ledger = chapter.start("sixth", "smoke", echo=False)
+        assert signal.getitimer(signal.ITIMER_REAL)[0] > 0       # the hard stop is armed
+        assert sys.excepthook is not sys.__excepthook__
+        chapter.stopped(budget.Spent("sixth_sweep", "no time left", (1, 4)))
+    finally:
+        budget.start(None)
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    data = json.loads(Path(ledger.path()).read_text())
+    (claim,) = data["claims"]
+    assert claim["id"] == "SX.doubling" and claim["verdict"] == "INCONCLUSIVE"
+    assert "not reached" in claim["note"] and "had 1 of 4 tasks" in claim["note"]
+    assert data["budget"]["seconds"] == 30.0
+    assert data["budget"]["stopped"]["not_reached"] == ["SX.doubling"]
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith("budget: 30 s")
+
+
+def test_a_budgeted_script_ends_with_its_ledger_and_exit_status_0(tmp_path):
+    """The prologue as a script with a budget far below its work: the budget's alarm stops
+    it, the ledger holds every claim (those not reached INCONCLUSIVE), exit status 0."""
+    import json
+    import os
+    import subprocess
+
+    env = {**os.environ, "DLTHEORY_BUDGET": "0.5", "DLTHEORY_SCALE": "smoke",
+           "MPLBACKEND": "Agg", "DLTHEORY_PROGRESS": "0", "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, str(ROOT / "book" / "00_gradient_flow.py")],
+                         env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "not reached are INCONCLUSIVE" in out.stdout
+    assert out.stdout.rstrip().splitlines()[-1].startswith("budget: 0.5 s")
+    data = json.loads((tmp_path / "claims" / "gradient_flow.smoke.json").read_text())
+    from dltheory.gradient_flow import rules  # identities only: listed, not recorded
+
+    stop = data["budget"]["stopped"]
+    assert set(stop["not_reached"]) | {c["id"] for c in data["claims"]} == set(rules.KINDS)
+    assert stop["not_reached"] and data["budget"]["seconds"] == 0.5
+
+
+def test_notebook_cells_under_a_budget_end_the_run_without_failing(sixth, monkeypatch, capsys):
+    """What ``chapter.start`` makes of each later cell in a kernel (``_BudgetCells``): a
+    cell whose sweep finds the budget spent ends the run with its ledger and does not
+    fail; later cells do not run and say why; a cell's last expression is still its value."""
+    import ast
+
+    from dltheory import budget
+
+    monkeypatch.setenv("DLTHEORY_BUDGET", "30")
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    cells = ["x = 20\nx + 1",
+             "import dltheory.budget as b\nraise b.Spent('sixth_sweep', 'no time left', (0, 3))",
+             "x = 99\nx"]
+    ns: dict = {}
+    values = []
+    try:
+        _, ledger = chapter.start("sixth", "smoke", echo=False)
+        for src in cells:
+            code = compile(chapter._BudgetCells().visit(ast.parse(src)), "<cell>", "exec")
+            exec(code, ns)
+            values.append(ns["__dltheory_last__"])
+    finally:
+        budget.start(None)
+        chapter._STOPPED[0] = False
+    assert values == [21, None, None] and ns["x"] == 20          # the third cell did not run
+    out = capsys.readouterr().out
+    assert "1 evidence claim(s) not reached are INCONCLUSIVE" in out
+    assert "[budget] not run: this chapter's budget ran out above" in out
+    assert ledger.claims["SX.doubling"].verdict == "INCONCLUSIVE"
+    assert Path(ledger.path()).is_file()

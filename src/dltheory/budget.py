@@ -33,11 +33,21 @@ the engine times every task it computes on the machine that runs it and starts a
 when its estimated cost fits in what is left of the sweep's allotment and of the chapter's
 budget. The estimate of a task is the measured time of the task at the same place in an
 earlier round (rounds usually repeat one grid over seeds), else the longest task measured
-so far in this sweep; nothing is assumed: the first task of a sweep is timed. A sweep with
-no result at all runs its first task even when no time is left (an empty table would stop
-the chapter's code before it writes its ledger): the overrun of a spent budget is at most
-one task per later sweep, and ``record()`` shows it. A round may therefore end part-way. The table holds
-the completed rounds (or, when none completed, the tasks of the first round that ran), so
+so far in this sweep; nothing is assumed: the first task of a sweep is timed. A sweep
+whose share is spent but that has no result yet starts one task while the chapter has
+time left (an empty table would stop the chapter's code). **The budget's end is a
+deadline** (``deadline``): a task still running when the chapter's seconds are up is
+interrupted (SIGALRM, on POSIX in the main thread) and stores nothing, and a sweep with no
+result and no time left starts nothing: both raise ``Spent``, and ``chapter.start`` makes
+the run end there with its ledger (``chapter.stopped``: the evidence claims not reached
+are INCONCLUSIVE, "not reached: the 60 s budget ran out in <sweep>, which had k of n
+tasks"; ``record()["stopped"]`` lists every claim not reached). In a script the budget
+also arms a hard stop (``arm_hard_stop``) at ``seconds * (1 + HARD_MARGIN * (BOUND - 1))``
+that interrupts any code (fits, figures), so a budgeted script ends with its ledger
+within ``BOUND * seconds`` of the start, up to the time a single compiled operation (one
+large matrix product, one eigendecomposition) takes to return.
+
+A round may therefore end part-way. The table holds the completed rounds (or, when none completed, the tasks of the first round that ran), so
 it is deterministic given what ran: ``df.attrs["rounds"] = (complete, planned)`` and
 ``df.attrs["tasks"] = (in the table, planned)``; ``coverage(df)`` words it ("had 12 of 64
 tasks, 0 of 8 rounds") for an INCONCLUSIVE claim. Cached tasks cost nothing and are loaded
@@ -59,9 +69,11 @@ and the standard library.
 from __future__ import annotations
 
 import math
+import signal
 import threading
 import time
 from collections.abc import Iterable, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,6 +140,8 @@ class Budget:
     startup: float | None = None
     rounds: dict[str, list[int]] = field(default_factory=dict)
     tasks: dict[str, list[int]] = field(default_factory=dict)
+    stopped: dict | None = None    # where the budget ran out, when the run ended early
+    sweep_seconds: dict[str, float] = field(default_factory=dict)   # computing, per sweep
 
     def __post_init__(self):
         if self.t0 is None:
@@ -176,6 +190,8 @@ class Budget:
             "covered": round(done / planned, 4) if planned else 1.0,
             "rounds": {k: list(v) for k, v in self.rounds.items()},
             "tasks": {k: list(v) for k, v in self.tasks.items()},
+            "stopped": self.stopped,
+            "sweep_seconds": {k: round(v, 3) for k, v in self.sweep_seconds.items()},
         }
 
     def banner(self) -> str:
@@ -205,6 +221,120 @@ class Budget:
 _CURRENT = Budget()
 
 
+# --------------------------------------------------------------------------- deadlines
+class Spent(BaseException):
+    """The chapter's budget ran out. Raised by the engine when a sweep with no result
+    finds no time left, and by the budget's alarm when a task is still running at the end
+    of the budget (or, in a script, anything at the hard stop). A ``BaseException``, like
+    ``KeyboardInterrupt``, so chapter code that handles ``Exception`` does not swallow it;
+    ``chapter.start`` makes the run end with its ledger (``chapter.stopped``): the claims
+    not reached are INCONCLUSIVE. ``where``: the sweep (or ``"chapter code"``);
+    ``tasks``: ``(done, planned)`` of that sweep when known."""
+
+    def __init__(self, where: str, why: str, tasks: tuple[int, int] | None = None):
+        super().__init__(f"budget spent in {where}: {why}")
+        self.where, self.why, self.tasks = where, why, tasks
+
+
+# the hard stop (scripts only): clock time at which any code is interrupted, or None
+_HARD: list[float | None] = [None]
+HARD_MARGIN = 0.8   # the hard stop: seconds + HARD_MARGIN * (BOUND - 1) * seconds
+
+
+def _signals() -> bool:
+    """Whether this process can use the alarm here (POSIX, main thread)."""
+    return (hasattr(signal, "setitimer") and
+            threading.current_thread() is threading.main_thread())
+
+
+def _arm(at: float | None, where: str, why: str) -> None:
+    """SIGALRM raising ``Spent(where, why)`` when the budget's clock reaches ``at``
+    (``None``: disarm). The alarm runs on wall time; the budget's clock is ``perf_counter``
+    unless a test fakes it (then the alarm is not used)."""
+    if not _signals():
+        return
+    if at is None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        return
+
+    def on_alarm(signum, frame):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        raise Spent(where, why)
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, max(at - _CURRENT.clock(), 1e-4))
+
+
+def _rearm_hard() -> None:
+    if _HARD[0] is not None:
+        _arm(_HARD[0], "chapter code",
+             f"still running at the hard stop, {_HARD[0] - _CURRENT.t0:.4g} s after the start")
+    else:
+        _arm(None, "", "")
+
+
+def _real_clock() -> bool:
+    return _CURRENT.clock is time.perf_counter
+
+
+@contextmanager
+def deadline(where: str):
+    """Run a task under the chapter's budget: raise ``Spent`` if no time is left, and
+    interrupt the task (SIGALRM, main thread, POSIX) if it is still running when the
+    budget's seconds are up. Without a budget (or with a fake clock) it does nothing.
+    A task cut off stores nothing: what it computed is lost, and the sweep says how many
+    of its tasks had finished."""
+    b = _CURRENT
+    if not b.active:
+        yield
+        return
+    end = b.t0 + b.seconds
+    if b.clock() >= end:
+        raise Spent(where, f"no time left of {b.seconds:g} s")
+    if not _real_clock():
+        yield
+        return
+    _arm(end, where, f"a task was still running when the {b.seconds:g} s ran out")
+    try:
+        yield
+    finally:
+        _rearm_hard()
+
+
+def arm_hard_stop() -> float | None:
+    """In a script: interrupt any code (``Spent``) at ``seconds * (1 + HARD_MARGIN *
+    (BOUND - 1))`` after the start, so the run ends with its ledger within ``BOUND *
+    seconds`` even when work outside the sweeps overruns. Not used in a notebook kernel
+    (an alarm between cells would hit the kernel, not the chapter). Returns the stop's
+    clock time (``None``: no budget, or no alarm here)."""
+    b = _CURRENT
+    if not b.active or not _signals() or not _real_clock():
+        return None
+    _HARD[0] = b.t0 + b.seconds * (1 + HARD_MARGIN * (BOUND - 1))
+    _rearm_hard()
+    return _HARD[0]
+
+
+def note_seconds(sweep_name: str, seconds: float) -> None:
+    """Add the wall seconds a sweep spent computing tasks (``record()["sweep_seconds"]``:
+    where a chapter's time goes, with or without a budget; cached tasks cost nothing)."""
+    with _LOCK:
+        _CURRENT.sweep_seconds[sweep_name] = _CURRENT.sweep_seconds.get(sweep_name, 0.0) + seconds
+
+
+def note_stop(where: str, why: str, not_reached: Iterable[str]) -> None:
+    """Record that the run ended early (``record()["stopped"]``): where the budget ran out,
+    why, and the claim ids of the chapter's rules it did not reach."""
+    with _LOCK:
+        _CURRENT.stopped = {"where": where, "why": why, "not_reached": sorted(not_reached)}
+
+
+def disarm() -> None:
+    """Stop every alarm of the budget (``chapter.finish`` calls it before the ledger)."""
+    _HARD[0] = None
+    _arm(None, "", "")
+
+
 def start(seconds: float | None, weights: Mapping[str, float] | Iterable[tuple[str, float]]
           | None = None, *, clock: Any = None, echo: bool | None = None) -> Budget:
     """Start the process-wide chapter budget now (``seconds=None``: no budget, every round
@@ -216,6 +346,7 @@ def start(seconds: float | None, weights: Mapping[str, float] | Iterable[tuple[s
     global _CURRENT
     kw = {} if clock is None else {"clock": clock}
     b = Budget(_seconds(seconds), _weights(weights), startup=_process_age(), **kw)
+    disarm()
     with _LOCK:
         _CURRENT = b
     if echo or (echo is None and b.active):
@@ -344,13 +475,22 @@ def times(path: Any = None) -> dict:
 def write_times(entries: Mapping[str, Any], path: Any = None) -> None:
     """Add or replace entries of the time record (``key -> seconds`` or ``key -> {"seconds":
     ..., **facts}``), each stamped with the time, the load average and the cores; written
-    atomically (a temporary file, then ``os.replace``)."""
-    import json
-    import os
-    import tempfile
+    atomically (a temporary file, then ``os.replace``) under a lock file beside it."""
     from pathlib import Path
 
     p = Path(path) if path is not None else times_path()
+    p.parent.mkdir(parents=True, exist_ok=True)
+    from filelock import FileLock
+
+    with FileLock(str(p) + ".lock"):   # two writers at once (the build, the paper step)
+        _write_times_locked(p, entries)
+
+
+def _write_times_locked(p: Any, entries: Mapping[str, Any]) -> None:
+    import json
+    import os
+    import tempfile
+
     data = times(p)
     stamp = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
              "load": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
@@ -358,7 +498,6 @@ def write_times(entries: Mapping[str, Any], path: Any = None) -> None:
     for key, value in entries.items():
         facts = dict(value) if isinstance(value, Mapping) else {"seconds": value}
         data[str(key)] = {**facts, **stamp}
-    p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
     with os.fdopen(fd, "w") as f:
         f.write(json.dumps(dict(sorted(data.items())), indent=2) + "\n")

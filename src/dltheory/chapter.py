@@ -26,7 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Chapter", "REGISTRY", "View", "get", "names", "module", "start", "finish"]
+__all__ = ["Chapter", "REGISTRY", "View", "get", "names", "module", "start", "finish",
+           "stopped"]
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,126 @@ def start(name: str, scale: str | None = None, *, device: str | None = None,
                            identity=provenance.run_identity(cfg, ch.name), echo=echo,
                            rules=module(ch.name, "rules", optional=True))
     ledger.runtime = rt
+    _RUN[0] = ledger
+    _end_with_ledger_when_spent()
     return cfg, ledger
+
+
+_RUN: list[Any] = [None]   # the ledger of the chapter run in this process
+_STOPPED = [False]         # the run ended early (budget.Spent): later cells do not run
+
+# what every notebook cell becomes under a budget: a Spent ends the run with its ledger
+# (and the cell does not fail); once it has, later cells say so and do not run
+_CELL = """
+if __import__("dltheory.chapter", fromlist=["_"])._skip_cell():
+    __dltheory_last__ = None
+else:
+    try:
+        pass
+    except __import__("dltheory.budget", fromlist=["_"]).Spent as __dltheory_spent__:
+        __import__("dltheory.chapter", fromlist=["_"]).stopped(__dltheory_spent__)
+        __dltheory_last__ = None
+"""
+
+
+class _BudgetCells:
+    """An IPython AST transformer (``shell.ast_transformers``): wraps a cell as ``_CELL``
+    does, keeping its last expression as the cell's displayed value."""
+
+    def visit(self, module):
+        import ast
+
+        body = list(module.body)
+        if not body or any(isinstance(n, ast.ImportFrom) and n.module == "__future__"
+                           for n in body):
+            return module
+        last = body.pop() if isinstance(body[-1], ast.Expr) else None
+        if last is not None:
+            body.append(ast.Assign(targets=[ast.Name("__dltheory_last__", ast.Store())],
+                                   value=last.value, lineno=last.lineno,
+                                   col_offset=last.col_offset))
+        tree = ast.parse(_CELL)
+        tree.body[0].orelse[0].body = body or [ast.Pass()]
+        if last is not None:
+            tree.body.append(ast.Expr(ast.Name("__dltheory_last__", ast.Load())))
+        return ast.fix_missing_locations(tree)
+
+
+def _skip_cell() -> bool:
+    """In a notebook whose run ended early: say so and skip the cell."""
+    if _STOPPED[0]:
+        print("[budget] not run: this chapter's budget ran out above (see its ledger)")
+    return _STOPPED[0]
+
+
+def _end_with_ledger_when_spent() -> None:
+    """Under a budget, make ``budget.Spent`` end the run with its ledger (``stopped``): in
+    a script through ``sys.excepthook`` (and the budget's hard stop is armed); in a Jupyter
+    kernel every cell is wrapped (``_BudgetCells``: the cell does not fail, later cells say
+    that the run ended and do not run; no alarm between cells)."""
+    import sys
+
+    from . import budget, runtime
+
+    if not budget.current().active:
+        return
+    _STOPPED[0] = False
+    if runtime.in_notebook():
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if not any(isinstance(t, _BudgetCells) for t in shell.ast_transformers):
+            shell.ast_transformers.append(_BudgetCells())
+        return
+    previous = sys.excepthook
+
+    def hook(etype, value, tb):
+        if not issubclass(etype, budget.Spent):
+            return previous(etype, value, tb)
+        import os
+
+        try:
+            stopped(value)
+            code = 0
+        except BaseException as e:   # noqa: BLE001 - a failed hard claim among those reached
+            print(f"{type(e).__name__}: {e}", file=sys.stderr)
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)   # the run ended with its ledger: not an error exit
+
+    hook.dltheory = True
+    if not getattr(sys.excepthook, "dltheory", False):   # once per process
+        sys.excepthook = hook
+    budget.arm_hard_stop()        # after the hook: a stop due at once still ends with a ledger
+
+
+def stopped(spent, ledger=None) -> None:
+    """End a run whose budget ran out (``spent``: the ``budget.Spent``): each evidence
+    claim of the chapter's rules (``KINDS``) not recorded yet is INCONCLUSIVE, "not
+    reached", saying where the budget ran out and how many tasks that sweep had; then
+    ``finish`` (the table, the ledger, the budget's last line)."""
+    from . import budget, claims
+
+    budget.disarm()
+    _STOPPED[0] = True
+    ledger = ledger if ledger is not None else _RUN[0]
+    if ledger is None:
+        raise RuntimeError("no chapter run in this process (chapter.start was not called)")
+    secs = budget.current().seconds
+    had = (f", which had {spent.tasks[0]} of {spent.tasks[1]} tasks"
+           if getattr(spent, "tasks", None) else "")
+    why = (f"not reached: the {secs:g} s budget ran out in {spent.where}{had} "
+           f"({spent.why})")
+    unreached = [cid for cid in ledger.kinds if cid not in ledger.claims]
+    evidence = [cid for cid in unreached if ledger.kinds[cid] in claims.EVIDENCE]
+    budget.note_stop(spent.where, spent.why, unreached)
+    others = len(unreached) - len(evidence)
+    print(f"[budget] {why}; {len(evidence)} evidence claim(s) not reached are INCONCLUSIVE"
+          + (f", {others} identity/derivation claim(s) not reached are listed in the "
+             "ledger's budget record" if others else ""), flush=True)
+    ledger.skip(evidence, why)
+    finish(ledger)
 
 
 def finish(ledger) -> None:
@@ -166,6 +286,7 @@ def finish(ledger) -> None:
     budget and what it covered."""
     from . import budget
 
+    budget.disarm()
     try:
         ledger.report()
     finally:

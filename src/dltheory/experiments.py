@@ -835,6 +835,7 @@ class _Run:
         self.seconds, self.computed = 0.0, 0
         self.cost: dict[int, float] = {}   # place in its round -> measured seconds of a task
         self.whole = True                  # this round is the first (see FIRST_ROUND_WHOLE)
+        self.rounds_done = 0               # rounds completed so far
         self.place: dict[int, int] = {}    # task index -> place in its round
         self.bar = None
 
@@ -859,14 +860,19 @@ class _Run:
         estimated cost: the measured time of the task at the same place in an earlier
         round, else the longest task measured so far in this sweep. Before any task of this
         sweep was timed, one task (a worker's worth on a parallel backend) starts when the
-        time left is positive; with no time left one task still starts if the sweep has no
-        result at all (an empty table would stop the chapter before its ledger). Sequential
-        sweeps are asked again before every task."""
+        time left is positive; when the sweep's share is spent but the chapter's budget is
+        not, one task still starts if the sweep has no result at all (under the budget's
+        deadline, ``budget.deadline``); with the chapter's budget spent, ``budget.Spent``.
+        Sequential sweeps are asked again before every task."""
         if not todo or allotted is None or (first_round_whole() and self.whole):
             return len(todo)
         left = min(allotted - elapsed, budget.remaining() or 0.0)
-        if left <= 0:           # a sweep never ends empty: chapter code needs one row
-            return 1 if not self.results else 0
+        if left <= 0:           # a sweep's share spent: one task if it has no row yet
+            if self.results:
+                return 0
+            if not budget.remaining():
+                raise budget.Spent(self.name, "no time left before its first task")
+            return 1
         if not self.cost:
             return min(len(todo), 1 if self.backend == "sequential" else _workers(self.n_jobs))
         worst, n, total = max(self.cost.values()), 0, 0.0
@@ -893,8 +899,14 @@ class _Run:
             self.bar = tqdm(total=len(self.tasks), initial=len(self.results), desc=self.name,
                             unit="task", leave=False)
         t0 = budget.clock()
-        for i, value in self._execute(todo):
-            self._done(i, value)
+        results = self._execute(todo)
+        try:
+            for _ in todo:                          # one result per task, as they finish
+                with budget.deadline(self.name):   # a task running at the deadline: Spent
+                    i, value = next(results)
+                self._done(i, value)                # stored outside the deadline
+        finally:
+            results.close()
         took = budget.clock() - t0
         self.seconds += took
         self.computed += len(todo)
@@ -956,6 +968,43 @@ def _workers(n_jobs: int | None) -> int:
     return n if n > 0 else max(1, (os.cpu_count() or 1) + 1 + n)
 
 
+def _run_rounds(run: _Run, groups: list[list[int]], allotted: float | None
+                ) -> tuple[int, list[int]]:
+    """Run the rounds in order, each as far as the budget allows (``allotted``: the sweep's
+    seconds, ``None``: everything); returns ``(rounds completed, task indices run, in run
+    order)``. ``run.rounds_done`` follows along (read when ``budget.Spent`` interrupts)."""
+    t0, ran = budget.clock(), []
+    for group in groups:
+        run.whole = run.rounds_done == 0
+        run.place.update({i: p for p, i in enumerate(group)})
+        loaded, todo = run.load(group)
+        pos = 0
+        if allotted is None:                # no budget: the round in one go
+            run.accept(loaded)
+            run.compute(todo)
+            ran.extend(group)
+            pos = len(group)
+        while pos < len(group):             # the longest prefix that fits, in run order
+            if group[pos] in loaded:
+                run.accept({group[pos]: loaded[group[pos]]})
+                ran.append(group[pos])
+                pos += 1
+                continue
+            end = pos
+            while end < len(group) and group[end] not in loaded:
+                end += 1
+            n = run.fits(group[pos:end], allotted, budget.clock() - t0)
+            if n == 0:
+                break
+            run.compute(group[pos:pos + n])
+            ran.extend(group[pos:pos + n])
+            pos += n
+        if pos < len(group):
+            break
+        run.rounds_done += 1
+    return run.rounds_done, ran
+
+
 def sweep(
     fn: Callable[[Any, dict], dict | Sequence[dict]],
     tasks: Iterable[dict],
@@ -997,38 +1046,15 @@ def sweep(
     run = _Run(fn, config, tasks, name, _open_store(fn, config, name, _torch_dtype(), cache),
                b, n_jobs, show)
     allotted = budget.allot(name) if rounds is not None else None
-    t0, done, ran = budget.clock(), 0, []      # ran: task indices done, in run order
     try:
-        for group in groups:
-            run.whole = done == 0
-            run.place.update({i: p for p, i in enumerate(group)})
-            loaded, todo = run.load(group)
-            pos = 0
-            if allotted is None:                # no budget: the round in one go
-                run.accept(loaded)
-                run.compute(todo)
-                ran.extend(group)
-                pos = len(group)
-            while pos < len(group):             # the longest prefix that fits, in run order
-                if group[pos] in loaded:
-                    run.accept({group[pos]: loaded[group[pos]]})
-                    ran.append(group[pos])
-                    pos += 1
-                    continue
-                end = pos
-                while end < len(group) and group[end] not in loaded:
-                    end += 1
-                n = run.fits(group[pos:end], allotted, budget.clock() - t0)
-                if n == 0:
-                    break
-                run.compute(group[pos:pos + n])
-                ran.extend(group[pos:pos + n])
-                pos += n
-            if pos < len(group):
-                break
-            done += 1
+        done, ran = _run_rounds(run, groups, allotted)
+    except budget.Spent as spent:   # the chapter's budget ran out in this sweep
+        spent.tasks = (len(run.results), len(tasks))
+        budget.note_rounds(name, run.rounds_done, len(groups), spent.tasks)
+        raise
     finally:
         run.close()
+        budget.note_seconds(name, run.seconds)
     # the table: the completed rounds, or, when none completed, the part of the first
     # round that ran (a prefix in run order, so the table is fixed by what ran)
     keep = [i for g in groups[:done] for i in g] if done else ran

@@ -126,7 +126,11 @@ def main(out: str, scale: str, cap: str, wall: str, chapters: list[str]) -> dict
             f"{t.get('computed', '')} / {t.get('cached', '')} | "
             f"{_fmt_counts(c['evidence']) if c else 'no ledger in this run'} | "
             f"{_fmt_counts(c['identity']) if c else ''} | {r['runs']} |")
-    errs = [r for r in rows if r.get("error") and r["status"] not in ("capped",)]
+    early = [r for r in rows if r["status"] == "ok" and str(r.get("error", "")).startswith("ended early")]
+    if early:   # a budget that ran out: the run ended with its ledger (chapter.stopped)
+        lines += ["", "## Ended early: the budget ran out (claims not reached are INCONCLUSIVE)", ""]
+        lines += [f"- {r['chapter']}: {r['error'][len('ended early: '):]}" for r in early]
+    errs = [r for r in rows if r.get("error") and r["status"] not in ("capped",) and r not in early]
     if errs:
         lines += ["", "## Errors", ""]
         lines += [f"- {r['chapter']}: {r['error']} (log: `{r['chapter']}.log`)" for r in errs]

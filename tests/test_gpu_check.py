@@ -47,9 +47,9 @@ def test_capped_run_resumes_and_the_report_names_budget_rounds_and_resolution(tm
     assert rep["problems"] == [] and rep["budget_figures"][0].startswith(
         "00_gradient_flow: budget 30 s, spent ")
     claims = row["claims"]
-    assert claims["evidence"].get("FAIL", 0) == 0 and sum(claims["evidence"].values()) >= 1
+    # the prologue's claims are identities and a derivation (no evidence, no resolution)
+    assert claims["evidence"].get("FAIL", 0) == 0 and sum(claims["identity"].values()) >= 1
     assert claims["budget"]["seconds"] == 30.0 and claims["budget"]["spent"] >= 0
-    assert 0 < claims["median_resolution"] < 1
     md = (tmp_path / "gpu" / "report.md").read_text()
     assert "| 00_gradient_flow | ok |" in md and "budget 30.0 s" in md and "## Check" in md
     saved = list((tmp_path / "saved").glob("smoke-cpu-*"))

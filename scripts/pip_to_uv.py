@@ -28,10 +28,7 @@ def pip_config() -> dict[str, list[str]]:
         key, sep, value = line.partition("=")
         if not sep:
             continue
-        opt = key.rpartition(".")[2]
-        opts[opt] = shlex.split(value.strip().strip("'\""))[:] if value.strip() else []
-        if len(opts[opt]) == 1:
-            opts[opt] = opts[opt][0].split()
+        opts[key.rpartition(".")[2]] = shlex.split(value.strip().strip("'\""))
     return opts
 
 

@@ -277,8 +277,11 @@ def test_notebook_cells_under_a_budget_end_the_run_without_failing(sixth, monkey
             values.append(ns["__dltheory_last__"])
     finally:
         budget.start(None)
-        chapter._STOPPED[0] = False
     assert values == [21, None, None] and ns["x"] == 20          # the third cell did not run
+    monkeypatch.delenv("DLTHEORY_BUDGET")
+    chapter.start("sixth", "smoke", echo=False)         # a new run without a budget: cells run
+    exec(compile(chapter._BudgetCells().visit(ast.parse("x = 5\nx")), "<cell>", "exec"), ns)
+    assert ns["__dltheory_last__"] == 5 and not chapter._STOPPED[0]
     out = capsys.readouterr().out
     assert "1 evidence claim(s) not reached are INCONCLUSIVE" in out
     assert "[budget] not run: this chapter's budget ran out above" in out

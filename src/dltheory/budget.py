@@ -47,8 +47,8 @@ that interrupts any code (fits, figures), so a budgeted script ends with its led
 within ``BOUND * seconds`` of the start, up to the time a single compiled operation (one
 large matrix product, one eigendecomposition) takes to return.
 
-A round may therefore end part-way. The table holds the completed rounds (or, when none completed, the tasks of the first round that ran), so
-it is deterministic given what ran: ``df.attrs["rounds"] = (complete, planned)`` and
+A round may therefore end part-way. The table holds the completed rounds (or, when none
+completed, the tasks of the first round that ran), so it is deterministic given what ran: ``df.attrs["rounds"] = (complete, planned)`` and
 ``df.attrs["tasks"] = (in the table, planned)``; ``coverage(df)`` words it ("had 12 of 64
 tasks, 0 of 8 rounds") for an INCONCLUSIVE claim. Cached tasks cost nothing and are loaded
 as long as they extend the run without a gap. A chapter's own work outside its sweeps

@@ -218,9 +218,9 @@ def _end_with_ledger_when_spent() -> None:
 
     from . import budget, runtime
 
+    _STOPPED[0] = False            # a new run: cells run again (also without a budget)
     if not budget.current().active:
         return
-    _STOPPED[0] = False
     if runtime.in_notebook():
         from IPython import get_ipython
 

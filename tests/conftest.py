@@ -54,3 +54,18 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.registry)
         if (item.path.name, getattr(item, "originalname", item.name)) in CHAPTER_RUNS:
             item.add_marker(pytest.mark.chapter_run)
+
+
+@pytest.fixture(scope="module")
+def unmutated():
+    """``get(key, run)``: the unmutated verdicts of ``run`` (``{claim: verdict}``), run once
+    per key and module and shared by the planted-error tests that judge the same experiment
+    (``mutations.flips(m, run, before=get(key, run))``): the entries change nothing
+    before they are applied, so one clean run serves them all."""
+    memo: dict = {}
+
+    def get(key, run):
+        if key not in memo:
+            memo[key] = dict(run())
+        return memo[key]
+    return get

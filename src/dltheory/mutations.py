@@ -270,14 +270,20 @@ def deactivate() -> None:
 
 
 def flips(mutation: Mutation | str, run: Callable[[], Mapping[str, str]],
-          claim_ids: tuple[str, ...] | None = None) -> dict[str, tuple[str, str]]:
+          claim_ids: tuple[str, ...] | None = None, *,
+          before: Mapping[str, str] | None = None) -> dict[str, tuple[str, str]]:
     """``{claim: (verdict unmutated, verdict with the mutation)}`` for ``claim_ids``
     (default: the entry's ``catches``); ``run()`` returns ``{claim id: verdict}``, e.g. by
     running a chapter's check functions on a fresh ledger. The mutation tests assert
-    ``flips(m, run) == {c: ("PASS", "FAIL") for c in m.catches}``."""
+    ``flips(m, run) == {c: ("PASS", "FAIL") for c in m.catches}``.
+
+    ``before``: the unmutated verdicts of this same ``run`` when the caller already has them
+    (one unmutated run shared by the entries that use it); else ``run()`` is called first."""
     m = get(mutation) if isinstance(mutation, str) else mutation
     ids_ = m.catches if claim_ids is None else claim_ids
-    before = run()
+    if active():
+        raise RuntimeError(f"flips: {active()} already planted; the unmutated run would not be")
+    before = run() if before is None else before
     with apply(m):
         after = run()
     return {c: (before.get(c, "missing"), after.get(c, "missing")) for c in ids_}

@@ -93,10 +93,11 @@ def test_every_entry_is_tested_or_named():
 
 
 @pytest.mark.parametrize("mid", TESTED)
-def test_entry_is_caught(mid, runs, tmp_path):
+def test_entry_is_caught(mid, runs, tmp_path, unmutated):
     m = ENTRIES[mid]
     run = runs[SECTION[m.target]]
-    assert mutations.flips(m, lambda: verdicts(run, tmp_path)) == {
+    clean = unmutated(SECTION[m.target], lambda: verdicts(run, tmp_path))
+    assert mutations.flips(m, lambda: verdicts(run, tmp_path), before=clean) == {
         c: (claims.PASS, claims.FAIL) for c in m.catches}
 
 

@@ -88,11 +88,12 @@ def test_every_entry_has_claims_here():
 
 
 @pytest.mark.parametrize("mid", list(ENTRIES))
-def test_entry_is_caught(mid, tmp_path):
+def test_entry_is_caught(mid, tmp_path, unmutated):
     m = ENTRIES[mid]
     run = (RUNNERS[m.catches[0]] if m.catches[0] in RUNNERS else _sim_claims if set(m.catches) <= SIM
            else _regime_claims if set(m.catches) <= REGIMES else _small_claims)
-    assert mutations.flips(m, lambda: run(tmp_path)) == {
+    clean = unmutated(run.__name__, lambda: run(tmp_path))
+    assert mutations.flips(m, lambda: run(tmp_path), before=clean) == {
         c: (claims.PASS, claims.FAIL) for c in m.catches}
 
 

@@ -57,10 +57,11 @@ def test_every_entry_has_claims_here():
 
 
 @pytest.mark.parametrize("mid", JUDGE_SIDE)
-def test_entry_is_caught(mid, sections):
+def test_entry_is_caught(mid, sections, unmutated):
     m = ENTRIES[mid]
-    record = sections["gd" if m.catches == ("SS.gd.instability",) else "main"]
-    got = mutations.flips(m, lambda: verdicts(record))
+    key = "gd" if m.catches == ("SS.gd.instability",) else "main"
+    run = lambda: verdicts(sections[key])   # noqa: E731
+    got = mutations.flips(m, run, before=unmutated(key, run))
     assert set(m.catches) <= set(got), got     # the entry's claims flip (others may follow)
     # caught: FAIL, or WEAK (the band no longer resolves 20% on the fixture's few draws;
     # WEAK raises like FAIL)
@@ -81,11 +82,12 @@ def _rerun(mid, cfg, asym):
 
 
 @pytest.mark.parametrize("mid", EXPERIMENT_SIDE)
-def test_experiment_side_entry_is_caught(mid, sections):
+def test_experiment_side_entry_is_caught(mid, sections, unmutated):
     m, cfg = ENTRIES[mid], sections["cfg"]
+    # unmutated: the fixture's own run of the same experiment at the same config (cache off)
+    clean = unmutated("main", lambda: verdicts(sections["main"]))
     mp = _no_cache()
     try:
-        clean = verdicts(_rerun(mid, cfg, sections["asym"]))
         with mutations.apply(m):
             bad = verdicts(_rerun(mid, cfg, sections["asym"]))
     finally:

@@ -35,6 +35,7 @@ there); the code keeps the name ``tau``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from numpy.polynomial.legendre import leggauss
@@ -45,6 +46,16 @@ from .bias import ft_scales
 from .data import Task
 
 _L = 9.0  # |z| range of the quadrature (Gaussian mass beyond: 2e-19)
+
+
+@lru_cache(maxsize=64)
+def _legendre(m: int):
+    """Gauss–Legendre nodes and weights on [-1, 1] (read-only; computed once per ``m``: the
+    solver asks for them tens of thousands of times per chapter)."""
+    x, w = leggauss(m)
+    x.setflags(write=False)
+    w.setflags(write=False)
+    return x, w
 
 
 def gauss_hermite(n: int):
@@ -76,7 +87,7 @@ def panel_nodes(B, C, tau: float, theta: float, *, m: int = 6, ratio: float = np
     a, b = np.take_along_axis(a, order, 1), np.take_along_axis(b, order, 1)
     keep = int((b - a > 0).sum(1).max())
     a, b = a[:, :keep, None], b[:, :keep, None]
-    x, w = leggauss(m)
+    x, w = _legendre(m)
     z = (a + b) / 2 + (b - a) / 2 * x
     wt = (b - a) / 2 * w * np.exp(-(z**2) / 2) / np.sqrt(2 * np.pi)
     return z.reshape(k, -1), wt.reshape(k, -1)

@@ -348,3 +348,23 @@ def test_the_hard_stop_interrupts_code_outside_the_sweeps_and_tasks_restore_it()
     assert spent.value.where == "chapter code"
     budget.disarm()
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+
+
+@pytest.mark.parametrize("whole_first_round", [False, True])
+def test_a_cut_task_leaves_no_alarm_to_interrupt_the_ledger(whole_first_round, monkeypatch):
+    """A task's deadline fires (Spent) with the hard stop still due 20% later: making the
+    Spent stops every alarm, so the code that ends the run (``chapter.stopped`` writing the
+    ledger) is not interrupted by the hard stop (it was, as 'Error in sys.excepthook')."""
+    import signal
+    import time
+
+    monkeypatch.setattr(experiments, "FIRST_ROUND_WHOLE", whole_first_round)
+    budget.start(0.2)
+    budget.arm_hard_stop()
+    with pytest.raises(budget.Spent) as spent:
+        experiments.sweep(slow, grid(widths=(1,), seeds=(0,)), config=Cfg(nap=60.0),
+                          name="b_cut_then_ledger", rounds="seed")
+    assert "still running" in spent.value.why
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    time.sleep(0.3)          # past the hard stop (0.24 s): nothing fires
+    budget.disarm()

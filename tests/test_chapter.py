@@ -129,6 +129,10 @@ def test_a_sixth_chapter_needs_one_registry_row(sixth, capsys):
     assert mutations.ids("sixth") == ["sixth:triple"]
     verdicts = mutations.flips("sixth:triple", lambda: _verdicts(cfg, exp))
     assert verdicts == {"SX.doubling": ("PASS", "FAIL")}
+    clean = _verdicts(cfg, exp)                    # a shared unmutated run gives the same
+    assert mutations.flips("sixth:triple", lambda: _verdicts(cfg, exp), before=clean) == verdicts
+    with mutations.apply("sixth:triple"), pytest.raises(RuntimeError, match="already planted"):
+        mutations.flips("sixth:triple", lambda: _verdicts(cfg, exp))
     assert "sixth" in provenance.CHAPTER_MODULES
     assert provenance.package_sha256("sixth") != provenance.package_sha256("gradient_flow")
     sys.path.insert(0, str(ROOT / "scripts"))

@@ -229,9 +229,14 @@ class Spent(BaseException):
     ``KeyboardInterrupt``, so chapter code that handles ``Exception`` does not swallow it;
     ``chapter.start`` makes the run end with its ledger (``chapter.stopped``): the claims
     not reached are INCONCLUSIVE. ``where``: the sweep (or ``"chapter code"``);
-    ``tasks``: ``(done, planned)`` of that sweep when known."""
+    ``tasks``: ``(done, planned)`` of that sweep when known.
+
+    Making one stops the budget's alarms (``disarm``): the run is ending, and an alarm
+    still due (the hard stop after a task's deadline) would otherwise interrupt the code
+    that writes its ledger."""
 
     def __init__(self, where: str, why: str, tasks: tuple[int, int] | None = None):
+        disarm()
         super().__init__(f"budget spent in {where}: {why}")
         self.where, self.why, self.tasks = where, why, tasks
 

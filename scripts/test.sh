@@ -34,7 +34,7 @@ echo "== chapters under nbmake (scale $DLTHEORY_SCALE)"
 # notebooks are then written again from their sources (also if anything fails).
 trap 'python scripts/pair.py >/dev/null' EXIT
 t=$SECONDS
-python -m pytest -q -n "$JOBS" --nbmake --nbmake-timeout=1200 --overwrite book/
+python -m pytest -q -n "$JOBS" --nbmake --nbmake-timeout=1200 --overwrite --durations=8 book/
 T_NBMAKE=$((SECONDS - t))
 python scripts/cache_executed.py "_build/.jupyter_cache/$DLTHEORY_SCALE" book/[0-9][0-9]_*.ipynb book/toolkit.ipynb
 echo "== what the executed chapters show: no warning, traceback or machine path; a verdict under every check"

@@ -173,13 +173,15 @@ def test_default_cache_dir_follows_the_config_scale(monkeypatch):
 
 
 def test_dask_cluster_runs_the_prologue_sweep_like_sequential():
-    """The prologue's real drift sweep on a two-process dask.distributed cluster."""
+    """The prologue's real drift sweep on a dask.distributed cluster whose worker is another
+    process (one worker: each worker process and its nanny import torch, the cost of this
+    test; a second worker adds nothing the first does not show)."""
     distributed = pytest.importorskip("distributed")
     from dltheory import gradient_flow as gf
 
     cfg = gf.Config.for_scale("smoke", n_seeds=4, seeds_per_task=1, k_max=100)
     plain = gf.drift_sweep(cfg, cache=False)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster):
         on_dask = gf.drift_sweep(cfg, backend="dask")

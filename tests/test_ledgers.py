@@ -93,7 +93,7 @@ for i in range(int(sys.argv[2])):
     led.check(f"c{i}", "x" * 200, float(i), lo=-1.0)
 data = led.to_dict()
 led.to_dict = lambda wall_s=None: data    # the write path only, not provenance 400 times
-for _ in range(400):
+for _ in range(200):
     led.write()
 """
 

@@ -8,7 +8,8 @@ edits a docstring. So, for every docstring autodoc pulls in:
 1. numpy-style sections are converted by napoleon (functions, classes, modules); property and
    attribute docstrings are left as written (napoleon would read ``X: text`` as a type);
 2. the result is parsed as standalone reST; if docutils reports any warning or error, the
-   docstring is shown verbatim as a literal block instead (and named in the build log);
+   docstring is shown verbatim as a literal block instead, named in the build log, and the
+   build ends with a warning listing them (so the strict build fails: fix the docstring);
 3. on the API page only, a Python cross-reference that does not resolve (``torch.Tensor``,
    ``np.ndarray``, a name in a docstring) is rendered as plain code instead of warning:
    there is no intersphinx in an offline build. Everywhere else ``-n`` stays strict.
@@ -78,9 +79,10 @@ def _missing_reference(app: Sphinx, env, node, contnode):
 
 
 def _report(app: Sphinx, exc) -> None:
+    # a warning: the strict build (-W) fails, so no docstring reaches the page verbatim
     if exc is None and _verbatim:
-        logger.info("api_docstrings: %d docstring(s) shown verbatim (not valid reST): %s",
-                    len(_verbatim), ", ".join(sorted(set(_verbatim))))
+        logger.warning("api_docstrings: %d docstring(s) not valid reST, shown verbatim: %s",
+                       len(_verbatim), ", ".join(sorted(set(_verbatim))))
 
 
 def setup(app: Sphinx) -> dict:

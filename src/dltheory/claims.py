@@ -1,23 +1,23 @@
 """The claims ledger: every chapter states the paper's claims as checks with stable ids.
 
-```python
-ledger = claims.Ledger("sparse_scaling", scale=SCALE, identity=provenance.run_identity(cfg,
-                       "sparse_scaling"), echo=True, rules=sparse_scaling.rules)
-ledger.check("SS.alpha_N", "model-limited exponent equals alpha1 + alpha2 + 1",
-             measured=fit.slope, predicted=2.0, tol=cfg.tol_alpha_N)
-ledger.check("CL.neg.rope_full_qk", "the control must fail", measured=cos_max, lo=1e-3)
-ledger.check("PF.energy", "E_PT + E_FT = E (bookkeeping)", gap, predicted=0.0, tol=1e-12,
-             kind="identity")
-ledger.check("DE.routeB", "route B slope", fit.slope, -1.0, tol=cfg.tol_routeB,
-             rounds=(done, cfg.rounds_needed))     # budgeted sweep: INCONCLUSIVE if short
-ledger.check("PF.best_lambda.sim_agrees", "sim does not contradict the theory", z, lo=-2,
-             hi=2, detects=(abs(z_effect) > 3, f"oracle lambda {z_effect:.1f} se from 0"))
-ledger.guard("PF.split.disjoint", "selection and held-out index sets are disjoint",
-             not set(sel) & set(held), f"{len(set(sel) & set(held))} shared")
-ledger.inconclusive("DE.joint", "joint scaling", kind="hard", note="unpowered below 8 seeds")
-ledger.skip(["DE.a", "DE.b"], "the budget left this sweep out")
-ledger.report()   # shows the table, writes JSON, raises ClaimFailed (see "Rules")
-```
+A chapter records its claims like this::
+
+    ledger = claims.Ledger("sparse_scaling", scale=SCALE, identity=provenance.run_identity(cfg,
+                           "sparse_scaling"), echo=True, rules=sparse_scaling.rules)
+    ledger.check("SS.alpha_N", "model-limited exponent equals alpha1 + alpha2 + 1",
+                 measured=fit.slope, predicted=2.0, tol=cfg.tol_alpha_N)
+    ledger.check("CL.neg.rope_full_qk", "the control must fail", measured=cos_max, lo=1e-3)
+    ledger.check("PF.energy", "E_PT + E_FT = E (bookkeeping)", gap, predicted=0.0, tol=1e-12,
+                 kind="identity")
+    ledger.check("DE.routeB", "route B slope", fit.slope, -1.0, tol=cfg.tol_routeB,
+                 rounds=(done, cfg.rounds_needed))     # budgeted sweep: INCONCLUSIVE if short
+    ledger.check("PF.best_lambda.sim_agrees", "sim does not contradict the theory", z, lo=-2,
+                 hi=2, detects=(abs(z_effect) > 3, f"oracle lambda {z_effect:.1f} se from 0"))
+    ledger.guard("PF.split.disjoint", "selection and held-out index sets are disjoint",
+                 not set(sel) & set(held), f"{len(set(sel) & set(held))} shared")
+    ledger.inconclusive("DE.joint", "joint scaling", kind="hard", note="unpowered below 8 seeds")
+    ledger.skip(["DE.a", "DE.b"], "the budget left this sweep out")
+    ledger.report()   # shows the table, writes JSON, raises ClaimFailed (see "Rules")
 
 Kinds: one rule for the book
 ----------------------------
@@ -25,15 +25,16 @@ A claim is **evidence** (``hard`` or ``soft``) only if it could fail on correct 
 the paper were wrong about the networks and data the chapter runs. Everything else is
 shown but never counted as evidence:
 
-``hard``        evidence; out of tolerance is ``FAIL`` and ``report()`` raises (CI fails);
-``soft``        evidence the paper states but this book may not reproduce: out of tolerance
-                is ``NOT REPRODUCED``;
-``identity``    a check of the book's own code or design that holds by construction when
-                the code is right: calculus on the book's code (a gradient against its
-                loss's finite difference, a discretisation order), a proved bound, a
-                bookkeeping sum, a fallback rule, a design guard (``guard``);
-``derivation``  the book's theory against itself: an exact sum against its asymptotic
-                form, or a formula against a Monte Carlo of its own model.
+- ``hard``: evidence; out of tolerance is ``FAIL`` and ``report()`` raises (CI fails);
+- ``soft``: evidence the paper states but this book may not reproduce: out of tolerance
+  is ``NOT REPRODUCED``;
+- ``identity``: a check of the book's own code or design that holds by construction when
+  the code is right: calculus on the book's code (a gradient against its loss's finite
+  difference, a discretisation order), a proved bound, a bookkeeping sum, a fallback
+  rule, a design guard (``guard``);
+- ``derivation``: the book's theory against itself: an exact sum against its asymptotic
+  form, or a formula against a Monte Carlo of its own model.
+
 A failing identity or derivation is a bug, so it is ``FAIL`` and raises.
 
 Rules

@@ -1019,18 +1019,30 @@ def sweep(
 ):
     """Run ``fn(config, task)`` for every task and return one tidy DataFrame.
 
-    fn : module-level pure function ``(config, task) -> dict | list[dict]``.
-    fn may return a dict (one row), a list of dicts or a DataFrame (several rows).
-    tasks : dicts of plain values; their keys are prepended to every returned row.
-    config : a frozen dataclass of plain values (part of the cache key, except the fields
+    Parameters
+    ----------
+    fn
+        Module-level pure function ``(config, task) -> dict | list[dict]``: a dict (one
+        row), a list of dicts or a DataFrame (several rows).
+    tasks
+        Dicts of plain values; their keys are prepended to every returned row.
+    config
+        A frozen dataclass of plain values (part of the cache key, except the fields
         ``budget`` and ``budget_weights``).
-    name : label of the progress bar, of the cache folder and of the budget's record
+    name
+        Label of the progress bar, of the cache folder and of the budget's record
         (default ``fn.__name__``).
-    backend : ``sequential`` | ``loky`` | ``dask`` | ``active`` (default ``$DLTHEORY_BACKEND``
-        or ``sequential``); n_jobs : workers for loky/dask (default all).
-    cache : ``True``/``False``, or a folder (default on, under ``cache_dir(config)``).
-    progress : show a tqdm bar (default ``runtime.progress_enabled()``).
-    rounds : a task key (``"seed"``) or ``callable(task) -> int``: run the tasks in rounds,
+    backend
+        ``sequential`` | ``loky`` | ``dask`` | ``active`` (default ``$DLTHEORY_BACKEND``
+        or ``sequential``).
+    n_jobs
+        Workers for loky/dask (default all).
+    cache
+        ``True``/``False``, or a folder (default on, under ``cache_dir(config)``).
+    progress
+        Show a tqdm bar (default ``runtime.progress_enabled()``).
+    rounds
+        A task key (``"seed"``) or ``callable(task) -> int``: run the tasks in rounds,
         ascending, as far as the chapter budget allows (see the module docstring); the
         table then holds the completed rounds and ``df.attrs["rounds"] = (done, planned)``.
     """

@@ -1,15 +1,16 @@
 """Conservation laws of gradient flow for SwiGLU, attention, RoPE and MoE (chapter 1).
 
-models   -- reference blocks (bias-free): FFN, SwiGLU, MHA (+sin / RoPE / QK-norm), MoE,
-            Chain, Norm / NormSwiGLU (RMSNorm, LayerNorm)
-laws     -- the laws of each block as functions of a parameter dict; counts; negative controls
-lie      -- Jacobian rows, Lie brackets, orthogonality and law counting with torch.func
-            (count_laws raises UnderdeterminedCount rather than return an unchecked count)
-train    -- GD / SGD / heavy ball / Adam / weight decay loops recording every law; fits
-networks -- a tiny character LM and a digits ViT built from the blocks; teacher tasks
-config   -- Config (every size, seed count, window, tolerance) and the block-dimension domain
-theory   -- predictions beyond the exact identities (matched progress, late window, decay)
-experiments, checks, figures -- the chapter's tidy experiments, claims and figures
+- ``models``: reference blocks (bias-free): FFN, SwiGLU, MHA (+sin / RoPE / QK-norm), MoE,
+  Chain, Norm / NormSwiGLU (RMSNorm, LayerNorm)
+- ``laws``: the laws of each block as functions of a parameter dict; counts; negative controls
+- ``lie``: Jacobian rows, Lie brackets, orthogonality and law counting with torch.func
+  (``count_laws`` raises ``UnderdeterminedCount`` rather than return an unchecked count)
+- ``train``: GD / SGD / heavy ball / Adam / weight decay loops recording every law; fits
+- ``networks``: a tiny character LM and a digits ViT built from the blocks; teacher tasks
+- ``config``: ``Config`` (every size, seed count, window, tolerance) and the block-dimension
+  domain
+- ``theory``: predictions beyond the exact identities (matched progress, late window, decay)
+- ``experiments``, ``checks``, ``figures``: the chapter's tidy experiments, claims and figures
 """
 
 from .. import toolkit_getattr as _toolkit_getattr

@@ -49,7 +49,7 @@ def flat_fn(model: nn.Module):
 
 
 def jacobian_rows(model: nn.Module, X: torch.Tensor) -> torch.Tensor:
-    """All Jacobian rows ``grad_theta f_a(x_n; theta)``: (N * o, D) for X (N, *in_shape)."""
+    """All Jacobian rows ``grad_theta f_a(x_n; theta)``: ``(N * o, D)`` for ``X`` ``(N, *in_shape)``."""
     theta, f = flat_fn(model)
     J = vmap(jacrev(f), in_dims=(None, 0))(theta, X)  # (N, o, D)
     return J.reshape(-1, theta.numel())
@@ -75,7 +75,7 @@ def law_gradients(model: nn.Module, family: LawFamily) -> torch.Tensor:
 
 
 def max_abs_cos(J: torch.Tensor, G: torch.Tensor, eps: float = 1e-300) -> float:
-    """Largest |cos| between a Jacobian row of J (n, D) and a law gradient of G (m, D).
+    """Largest ``|cos|`` between a Jacobian row of J (n, D) and a law gradient of G (m, D).
 
     Zero rows (dead ReLU units) are clamped, not divided by zero."""
     if J.ndim != 2 or G.ndim != 2 or J.shape[1] != G.shape[1]:
@@ -213,7 +213,7 @@ def count_laws(model: nn.Module, X: torch.Tensor | None = None, *, in_shape: tup
                allow_unreached: bool = False) -> LawCount:
     """``D - dim(W + [W, W])`` at the model's current parameters, or ``UnderdeterminedCount``.
 
-    X: inputs (N, *in_shape); or ``in_shape`` alone (Gaussian inputs are drawn). n_brackets
+    ``X``: inputs ``(N, *in_shape)``; or ``in_shape`` alone (Gaussian inputs are drawn). n_brackets
     defaults to D. With ``theory`` given, stops adding brackets as soon as the rank reaches
     D - theory (the certificate of Marcotte et al.); otherwise, or when it is not reached,
     adds a second batch of brackets (up to ``max_batches``) and stops when the rank stagnates.
@@ -287,14 +287,14 @@ def count_laws(model: nn.Module, X: torch.Tensor | None = None, *, in_shape: tup
 
 
 def orthogonality(model: nn.Module, family: LawFamily, X: torch.Tensor) -> float:
-    """max |cos(grad h, Jacobian row)| for one law family at inputs X (~1e-16 for a law)."""
+    """``max |cos(grad h, Jacobian row)|`` for one law family at inputs X (~1e-16 for a law)."""
     return max_abs_cos(jacobian_rows(model, X), law_gradients(model, family))
 
 
 def sample_inputs(model: nn.Module, in_shape: tuple, *, seed: int, factor: float = 3.0,
                   minimum: int = 8) -> torch.Tensor:
-    """Gaussian inputs (N, *in_shape) with N * outputs >= factor * D (and N >= minimum), on
-    the model's device and dtype."""
+    """Gaussian inputs ``(N, *in_shape)`` with ``N * outputs >= factor * D`` (and
+    ``N >= minimum``), on the model's device and dtype."""
     if not (math.isfinite(factor) and factor > 0):
         raise ValueError(f"factor must be a finite number > 0, got {factor!r}")
     if int(minimum) != minimum or minimum < 1:

@@ -101,7 +101,7 @@ class TinyViT(nn.Module):
 # --------------------------------------------------------------------------- tasks
 def teacher_regression(student: nn.Module, teacher: nn.Module, n: int, in_shape: tuple,
                        *, seed: int, noise: float = 0.1):
-    """Gaussian inputs X (n, *in_shape), targets Y = teacher(X) + noise * N(0, 1).
+    """Gaussian inputs ``X`` ``(n, *in_shape)``, targets ``Y = teacher(X) + noise * N(0, 1)``.
 
     Returns (X, Y, loss_fn) with ``loss_fn(model, idx) = 0.5 * mean of (model(X) - Y)^2`` over
     every output entry of the rows idx (all rows when idx is None). ``student`` is only used to check shapes.

@@ -17,9 +17,9 @@ from .. import validation
 class CovMetrics:
     """Metrics of Sigma_g = Cov(g), g: (n, d).
 
-    off_energy: ||Sigma - diag Sigma||_F^2 / ||Sigma||_F^2 (0 = diagonal, -> 1 = dense);
-    mean_abs_corr: mean |corr_ij| over i != j; top_ratio: lambda_max / (tr Sigma / d)
-    (1 = isotropic, d = rank one)."""
+    ``off_energy``: ``||Sigma - diag Sigma||_F^2 / ||Sigma||_F^2`` (0 = diagonal, -> 1 =
+    dense); ``mean_abs_corr``: mean ``|corr_ij|`` over ``i != j``; ``top_ratio``:
+    ``lambda_max / (tr Sigma / d)`` (1 = isotropic, d = rank one)."""
 
     off_energy: float
     mean_abs_corr: float

@@ -95,10 +95,12 @@ class PostNormBlock(nn.Module):
 class ZeroInitBlock(nn.Module):
     """The inserted block ``z -> z + h(z)`` with ``h = 0`` at insertion.
 
-    kind="mlp":    h(z) = V relu(U z),  U: (k, d) Kaiming-random, V: (d, k) = 0; z: (n, d).
-    kind="conv":   same with U a 3x3 conv (d -> k channels) and V a 1x1 conv (k -> d) = 0;
-                   z: (n, d, H, W).
-    kind="rezero": h(z) = alpha * W relu(U z) with W random and the scalar alpha = 0.
+    - ``kind="mlp"``: ``h(z) = V relu(U z)``, ``U: (k, d)`` Kaiming-random,
+      ``V: (d, k) = 0``; ``z: (n, d)``.
+    - ``kind="conv"``: the same with ``U`` a 3x3 conv (d -> k channels) and ``V`` a 1x1 conv
+      (k -> d) = 0; ``z: (n, d, H, W)``.
+    - ``kind="rezero"``: ``h(z) = alpha * W relu(U z)`` with ``W`` random and the scalar
+      ``alpha = 0``.
 
     ``zero_param`` is the factor that starts at zero; the first-order signal is the gradient
     of the risk with respect to it. U (and W) are drawn from the stream

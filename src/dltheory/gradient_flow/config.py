@@ -46,7 +46,7 @@ class Config(ChapterConfig):
     smoke, max 1.0085); ``tol_flow_order`` = 0.05 is more than 10 standard deviations beyond the worst
     mean (it was 0.1 before this calibration; tightened for power, never widened). The
     gradient/finite-difference ratio (eps 1e-5, 16 directions at 5 points of the identity
-    run) is 1 - 3e-12 +- 1.2e-11 (max |dev| 2.2e-11); ``tol_grad_fd`` = 1e-8. With two hard
+    run) is 1 - 3e-12 +- 1.2e-11 (max ``|dev|`` 2.2e-11); ``tol_grad_fd`` = 1e-8. With two hard
     claims, each would need a deviation of over 10 standard deviations to FAIL at a correct
     theory: the family-wise false-FAIL rate is far below 1% (Bonferroni, 0.5% per claim).
 

@@ -263,8 +263,7 @@ def _arm(at: float | None, where: str, why: str) -> None:
         return
 
     def on_alarm(signum, frame):
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        raise Spent(where, why)
+        raise Spent(where, why)       # making it stops every alarm (Spent.__init__)
 
     signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, max(at - _CURRENT.clock(), 1e-4))

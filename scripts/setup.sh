@@ -46,8 +46,13 @@ fi
 . .venv/bin/activate
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 # no byte-compiling of every installed module (torch alone has thousands): Python compiles
-# what it imports, on first use; saves about a minute on 2 cores
+# what it imports, on first use, and keeps it; saves about a minute on 2 cores
 export PIP_NO_COMPILE=1
+# ... which needs Python to keep what it compiled. With PYTHONDONTWRITEBYTECODE set (as on
+# some CI images) every process compiled torch, scipy and matplotlib again: about 7 CPU-s per
+# process, measured, and CI starts dozens of them (test workers, kernels, chapter runs).
+# This project's own ./.venv keeps its byte code.
+unset PYTHONDONTWRITEBYTECODE
 STAMP=.venv/.dltheory-installed
 UV_VERSION=0.13.9
 WANT=$(cat requirements.txt pyproject.toml <(python -V 2>&1) | sha256sum | cut -c1-16)

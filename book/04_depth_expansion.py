@@ -514,11 +514,12 @@ runtime.show(de.figures.grid(gdf, cfg), "de_depth_width")
 # Which of these a scale can decide was fixed before any run by a power calculation
 # (`de.rules`): from each statistic's seed spread at `standard`, a two-standard-error rule
 # detects with 80% power at $n$ seeds effects of $(2 + z_{0.8})\,\mathrm{s.e.}\sqrt{n_0/n}$.
-# The rebound and its shrinking with width need tens to hundreds of seeds per cell, far
-# beyond standard's CPU budget, so below `paper` they are inconclusive with that reason
-# (printed below); the signal decay is large enough to decide. Cells that miss the matched
-# training loss within the epoch cap (the narrowest) are left out of every fit, counted in
-# the notes.
+# All three grid statistics need more seeds per cell than standard's CPU budget affords
+# (the seeds each needs are printed below), so below `paper` they are inconclusive with that
+# reason. The signal decay joined this list after a standard run (2026-12-03, 4 seeds per
+# cell) left it undecided by its own detectability rule: its declaration holds for the runs
+# after that one, not for that run. Cells that miss the matched training loss within the
+# epoch cap (the narrowest) are left out of every fit, counted in the notes.
 
 # %%
 for cid, why in de.rules.PAPER_ONLY.items():

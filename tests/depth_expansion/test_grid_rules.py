@@ -58,17 +58,16 @@ def test_opposite_grid_is_not_reproduced():
         assert v[cid] == "NOT REPRODUCED", cid
 
 
-def test_standard_declares_rebound_and_joint_paper_only():
+def test_standard_declares_the_grid_claims_paper_only():
     """Pre-registered in rules.PAPER_ONLY from the power calculation: at standard a
-    paper-shaped grid still gives INCONCLUSIVE with the stated reason; signal decay decides."""
+    paper-shaped grid still gives INCONCLUSIVE with the stated reason."""
     std = de.Config.for_scale("standard")
     led = claims.Ledger("depth_expansion", scale="standard", rules=de.rules)
     de.checks.grid(led, std, _grid(std, lambda w, L: L ** -0.7,
                                    lambda w, L: 0.3 + 0.2 * (L == max(std.grid_depths)) * 8 / w))
-    for cid in ("DE.depth_rebound", "DE.joint_scaling"):
+    for cid in ("DE.depth_rebound", "DE.joint_scaling", "DE.signal_decay"):
         c = led.claims[cid]
         assert c.verdict == "INCONCLUSIVE" and "power calculation before the run" in c.note
-    assert led.claims["DE.signal_decay"].verdict == "PASS"
 
 
 def test_power_calculation_matches_the_presets():
@@ -78,6 +77,7 @@ def test_power_calculation_matches_the_presets():
     R = de.rules
     assert R.STANDARD_SEEDS == {"DE.joint_scaling": std.grid_seeds,
                                 "DE.depth_rebound": std.grid_seeds,
+                                "DE.signal_decay": std.grid_seeds,
                                 "DE.width_observability": std.obs_seeds}
     for cid, (se, n0, eff) in R.STANDARD_SPREAD.items():
         assert (cid in R.PAPER_ONLY) == (R.seeds_needed(se, n0, eff) > R.STANDARD_SEEDS[cid])

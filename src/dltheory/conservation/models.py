@@ -38,6 +38,12 @@ def _check_pos(**kw):
             raise ValueError(f"{k} must be a positive integer, got {v!r}")
 
 
+def _check_act(act: str) -> str:
+    if act not in ACTIVATIONS:
+        raise ValueError(f"act must be one of {sorted(ACTIVATIONS)}, got {act!r}")
+    return act
+
+
 def generator(seed, *names) -> torch.Generator:
     """The torch generator a function of the chapter draws from: ``seed`` itself when it is a
     ``torch.Generator`` (the caller chose the stream), else the named stream
@@ -63,9 +69,7 @@ class FFN(nn.Module):
     def __init__(self, d: int, m: int, o: int, act: str = "gelu", *, gen=None, gain=1.0):
         super().__init__()
         _check_pos(d=d, m=m, o=o)
-        if act not in ACTIVATIONS:
-            raise ValueError(f"act must be one of {sorted(ACTIVATIONS)}, got {act!r}")
-        self.act = act
+        self.act = _check_act(act)
         self.first = nn.Linear(d, m, bias=False)
         self.second = nn.Linear(m, o, bias=False)
         for lin in (self.first, self.second):
@@ -88,9 +92,7 @@ class SwiGLU(nn.Module):
         super().__init__()
         o = d if o is None else o
         _check_pos(d=d, m=m, o=o)
-        if act not in ACTIVATIONS:
-            raise ValueError(f"act must be one of {sorted(ACTIVATIONS)}, got {act!r}")
-        self.act = act
+        self.act = _check_act(act)
         self.gate = nn.Linear(d, m, bias=False)
         self.up = nn.Linear(d, m, bias=False)
         self.down = nn.Linear(m, o, bias=False)

@@ -402,7 +402,10 @@ def grid(ledger, cfg, gdf: pd.DataFrame) -> None:
     wide = ok[ok.width == wmax]
     s, se = trend(np.log(wide.depth), np.log(wide.gamma_pop))
     st = "the first-order signal decays with depth ($\\gamma_{\\rm pop} \\propto L^{-a}$, $a > 0$)"
-    if not powered or wide.depth.nunique() < 3:
+    if _paper_only(ledger, cfg, "DE.signal_decay", st, -s if math.isfinite(s) else None,
+                   f"fitted a = {-s:.2f} ± {se:.2g} (1 s.e.) at width {wmax}; {tag}"):
+        pass
+    elif not powered or wide.depth.nunique() < 3:
         _inconclusive(ledger, "DE.signal_decay", st, -s if math.isfinite(s) else None,
                             note=f"fitted a = {-s:.2f} at width {wmax}; {tag}: {UNPOWERED}")
     else:

@@ -92,8 +92,12 @@ LOWRANK_DRAWS = 600
 # it was measured over), from the standard run of 2026-12-01 (grid: 4 seeds per cell;
 # observability: 5 seeds per width), and the effect each must be able to detect: the size
 # that run measured (the paper gives no number; a smaller true effect needs more seeds).
+# Signal decay: from the standard run of 2026-12-03 (commit e8dcea4, 4 seeds per cell; its
+# slope was left INCONCLUSIVE there by the run's own detectability rule, and is declared here
+# for the runs after it).
 POWER = 0.8
 STANDARD_SPREAD = {
+    "DE.signal_decay": (0.16, 4, 0.239),          # slope of log gamma_pop on log depth
     "DE.joint_scaling": (0.033, 4, 0.030),        # slope of the rebound on log2 width
     "DE.width_observability": (0.017, 5, 0.030),  # slope of cos(C_S, C_pop) on log2 width
     "DE.depth_rebound": (0.029, 4, 0.011),        # rise of test CE, Welch over seeds
@@ -114,7 +118,7 @@ def seeds_needed(se: float, n0: int, effect: float, k: float = TREND_K,
 
 # Seeds the `standard` preset can afford per statistic (CPU minutes by ``cost``): the
 # grid's conv cells cost ~1.2 CPU-min per seed-round, the observability MLPs ~0.3.
-STANDARD_SEEDS = {"DE.joint_scaling": 4, "DE.depth_rebound": 4,
+STANDARD_SEEDS = {"DE.joint_scaling": 4, "DE.depth_rebound": 4, "DE.signal_decay": 4,
                   "DE.width_observability": 16}
 
 

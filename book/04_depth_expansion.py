@@ -24,20 +24,6 @@
 # the training set) and **generalisation transfer** (the gain survives finite samples). This
 # chapter measures each term on MNIST-1D {cite}`greydanus2020mnist1d`, where a fresh sample
 # stands in for the population, then checks the two theorems as predictions that can fail.
-#
-# ````{admonition} Takeaway
-# :class: tip
-# **The paper:** a zero-initialised block preserves the function; a first-order signal
-# $C = \nabla_V R|_{V=0}$ gives a *jumpboard* model with a strictly smaller risk; two routes
-# bound the new test risk; and depth creates improving directions, width makes weak signals
-# observable, data decides whether the statistical cost can be paid.
-#
-# Generated from the claims below, at the scale this page ran:
-#
-# ```{glue:md} de_findings
-# :format: myst
-# ```
-# ````
 
 # %% tags=["remove-cell"]
 # @title Install dltheory 0.1.0 in Colab { display-mode: "form" }
@@ -97,6 +83,20 @@ runtime.show(de.figures.bounds_vs_realised(ex, sims, cfg), "de_bounds_vs_realise
 # (§8); the dash is the training-set jumpboard's gain alone. A dot below zero is an
 # improvement, one above its triangle would contradict the theorem; §7 splits the change
 # exactly into its terms.
+#
+# ````{admonition} Takeaway
+# :class: tip
+# **The paper:** a zero-initialised block preserves the function; a first-order signal
+# $C = \nabla_V R|_{V=0}$ gives a *jumpboard* model with a strictly smaller risk; two routes
+# bound the new test risk; and depth creates improving directions, width makes weak signals
+# observable, data decides whether the statistical cost can be paid.
+#
+# Generated from the claims below, at the scale this page ran:
+#
+# ```{glue:md} de_findings
+# :format: myst
+# ```
+# ````
 #
 # ```{admonition} What is reconstructed
 # :class: warning

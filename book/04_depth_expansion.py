@@ -515,11 +515,10 @@ runtime.show(de.figures.grid(gdf, cfg), "de_depth_width")
 # (`de.rules`): from each statistic's seed spread at `standard`, a two-standard-error rule
 # detects with 80% power at $n$ seeds effects of $(2 + z_{0.8})\,\mathrm{s.e.}\sqrt{n_0/n}$.
 # All three grid statistics need more seeds per cell than standard's CPU budget affords
-# (the seeds each needs are printed below), so below `paper` they are inconclusive with that
-# reason. The signal decay joined this list after a standard run (2026-12-03, 4 seeds per
-# cell) left it undecided by its own detectability rule: its declaration holds for the runs
-# after that one, not for that run. Cells that miss the matched training loss within the
-# epoch cap (the narrowest) are left out of every fit, counted in the notes.
+# (printed below), so below `paper` they are inconclusive with that reason (the signal decay
+# since a standard run of 2026-12-03 left it undecided at 4 seeds per cell). Cells that miss
+# the matched training loss within the epoch cap (the narrowest) are left out of every fit,
+# counted in the notes.
 
 # %%
 for cid, why in de.rules.PAPER_ONLY.items():

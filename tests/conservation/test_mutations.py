@@ -82,7 +82,10 @@ def gradient_rows(cfg):
 
 
 def verdicts(check, tmp_path):
-    led = claims.Ledger("mutation", scale="smoke", results_dir=tmp_path)
+    # judged with the chapter's rules (kinds, maximum resolutions), as the chapter judges
+    from dltheory.conservation import rules
+
+    led = claims.Ledger("mutation", scale="smoke", results_dir=tmp_path, rules=rules)
     check(led)
     return {cid: c.verdict for cid, c in led.claims.items()}
 

@@ -114,10 +114,13 @@ class Config(ChapterConfig):
     match_max_steps: int = 4000   # step cap of a matched-progress run
     # GD grid placed by the sharpness along the flow path; the claims need this share in reach
     match_min_share: float = 0.75
-    # hard tolerances: worst mean deviation + 3.4 sd over settings drawn across the domain
-    # (3.4 sd: the Bonferroni share of a 1% family-wise false-FAIL chance)
-    tol_match_gd: float = 0.07    # GD lr slope at matched loss, 8 seeds x 2 blocks
-    tol_match_gap: float = 0.10   # GD slope - Adam slope at matched loss
+    # hard tolerances: worst |mean deviation| + 3.4 sd over the 20 valid corners of the block
+    # sizes, 3 seeds each (3.4 sd: the Bonferroni share of a 1% family-wise false-FAIL chance;
+    # book/records/cl_matched_spread.json, scripts/cl_matched_spread.py). Re-derived after the
+    # calibration of 799b43d false-FAILed the gap at a corner the first derivation missed
+    # (D_MODEL 8, HIDDEN 1: Adam's slope there is biased up by 0.06); was 0.07 and 0.10.
+    tol_match_gd: float = 0.076   # GD lr slope at matched loss: 0.047 + 3.4 x 0.008
+    tol_match_gap: float = 0.165  # GD slope - Adam slope: 0.059 + 3.4 x 0.031
     # identities (bands only guard the code): float64 rounding of the exact recursions
     tol_exact: float = 1e-12
     band_alpha: tuple = (1.8, 2.2)  # early-window tau exponent (identity band)

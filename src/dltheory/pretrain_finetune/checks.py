@@ -175,10 +175,24 @@ def gd(ledger, cfg, gd: pd.DataFrame):
     if why := _not_run(gd):
         ledger.skip([("PF.replica.vs_gd", st)], why)
         return
-    ledger.guard("PF.gd.stable_step", "every GD run converged (final loss <= 1e-9) with a step below the "
-                 "stability limit 2 / sharpness (the step follows the sharpness, experiments.gd_step)",
-                 bool((gd.loss <= 1e-9).all() and (gd.tau0 * gd.sharpness < 2).all()),
-                 f"final losses <= {gd.loss.max():.1e}; step x sharpness {gd.tau0.mul(gd.sharpness).max():.2f}")
+    conv = gd.loss <= 1e-9
+    # a run that stopped at its step cap with a finite, unconverged loss is slow, not unstable
+    # (tiny FT scales: c_PT (1 + lambda) near 1e-8 leaves GD long at the saddle at 0)
+    slow = gd["capped"].astype(bool) if "capped" in gd else pd.Series(False, index=gd.index)
+    ledger.guard("PF.gd.stable_step", "every GD step below the stability limit 2 / sharpness (the step "
+                 "follows the sharpness, experiments.gd_step), and every run converged (final loss "
+                 "<= 1e-9) or stopped at its step cap with a finite loss",
+                 bool((conv | (slow & np.isfinite(gd.loss))).all()
+                      and (gd.tau0 * gd.sharpness < 2).all()),
+                 f"final losses <= {gd.loss.max():.1e}; step x sharpness "
+                 f"{gd.tau0.mul(gd.sharpness).max():.2f}; {int((~conv).sum())} of {len(gd)} "
+                 "stopped at the cap unconverged")
+    if not conv.all():
+        ledger.inconclusive("PF.replica.vs_gd", st, kind="hard", note=(
+            f"{int((~conv).sum())} of {len(gd)} GD runs stopped at the step cap with loss up to "
+            f"{gd.loss.max():.1e} (> 1e-9): at these FT scales GD leaves the saddle at 0 too slowly "
+            "to converge within the cap, so its end point is not the minimiser the claim compares"))
+        return
     rel = ((gd.gd_flow - gd.exact).abs() / (gd.exact + cfg.gd_atol)).max()
     raw = ((gd.gd - gd.exact).abs() / (gd.exact + cfg.gd_atol)).max()
     ledger.check("PF.replica.vs_gd", st, float(rel), hi=cfg.gd_rtol, allow_nonfinite=True,

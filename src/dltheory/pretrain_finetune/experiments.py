@@ -356,10 +356,11 @@ def gd_task(cfg, task: dict) -> dict:
     tau = gd_step(run, cfg.gd_eta)
     tau0, n_steps, worst = tau, 0, 0.0
     e_gd, _, steps, loss = run_gd_ft(run, c, lam, gamma, tau, max_steps=200_000, tol=1e-10)
-    n_steps, worst = steps, loss
+    n_steps, worst, capped = steps, loss, steps >= 200_000 and loss > 1e-10
     for _ in range(3):
         e_half, _, steps, loss = run_gd_ft(run, c, lam, gamma, tau / 2, max_steps=800_000, tol=1e-10)
         n_steps, worst = n_steps + steps, max(worst, loss)
+        capped = capped or (steps >= 800_000 and loss > 1e-10)
         if abs(e_gd - e_half) <= 0.05 * (e_half + cfg.gd_atol):
             break
         tau, e_gd = tau / 2, e_half
@@ -367,7 +368,8 @@ def gd_task(cfg, task: dict) -> dict:
 
     sharp = max(sharpness(run.X, run.c_d), sharpness(run.X, run.c_d, run.beta_ft))
     return {"steps": n_steps, "loss": worst, "exact": exact, "gd": e_gd, "gd_half": e_half,
-            "tau0": tau0, "tau_used": tau, "gd_flow": 2 * e_half - e_gd, "sharpness": sharp}
+            "tau0": tau0, "tau_used": tau, "gd_flow": 2 * e_half - e_gd, "sharpness": sharp,
+            "capped": bool(capped)}
 
 
 def gd_vs_exact(cfg, **kw):

@@ -107,7 +107,7 @@ class Config(Exponents, DrawRules, Windows, ChapterConfig):
     d_seeds: int = 3            # fewest data draws per D
     k_floor: tuple = (300.0, 3000.0)  # exact-sum window in K: drift <= 0.004 over the domain
     tol_floor_slope: float = 0.01  # exact window slope vs alpha_D (drift above, x 2.5)
-    d_slope_sd: float = 0.02    # target sd of the sampled slope: sets the data draws
+    d_slope_sd: float = 0.02    # target sd of the sampled slope (x alpha_D below 1): sets the draws
     d_seeds_max: int = 32       # cap on those draws (cost O(D) each)
     d_slope_sys: float = 0.01   # observed but unidentified coordinates: loss/T_obs - 1 <= 3%
     ad_asym_rel: float = 0.01   # |E T window slope - alpha_D| <= 0.4% of alpha_D where asymptotic

@@ -148,8 +148,12 @@ class DrawRules:
 
     @property
     def d_seeds_used(self) -> int:
-        """Data draws per D: enough for slope sd <= d_slope_sd, between d_seeds and d_seeds_max."""
-        n = math.ceil((self.d_slope_sd_at(1) / self.d_slope_sd) ** 2)
+        """Data draws per D: enough for slope sd <= d_slope_sd x min(1, alpha_D), between d_seeds
+        and d_seeds_max. The target shrinks with a shallow slope because the power rule is
+        relative (resolution = band / alpha_D): an absolute target left alpha_D = 0.2 with 5
+        draws, a band of 40% of the slope and a WEAK verdict (ALPHA1 4, ALPHA2 -4)."""
+        target = self.d_slope_sd * min(1.0, self.alpha_D)
+        n = math.ceil((self.d_slope_sd_at(1) / target) ** 2)
         return int(min(self.d_seeds_max, max(self.d_seeds, n)))
 
     @property

@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     gd_pred, adam_pred = theory.matched_slope("gd"), theory.matched_slope("adam")
     rows, corners = [], []
     for values in itertools.product(*ends):
-        setting = dict(zip(names, values))
+        setting = dict(zip(names, values, strict=True))
         try:
             Config.for_scale("smoke", SEED=0, **setting).validate()
         except ValueError:

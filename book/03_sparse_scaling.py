@@ -91,7 +91,7 @@ print(f"alpha_N = {cfg.alpha_N:.3g}, alpha_D = {cfg.alpha_D:.3g}, K(D) ~ D^{1 / 
 # The chapter's main sweeps (reused in sections 3-5): the model-limited loss over N, the
 # data-limited loss over D for sparse and for dense data.
 an_df, ad_res, dense_df = ssx.alpha_n(cfg), ssx.alpha_d(cfg), ssx.dense(cfg)
-runtime.show(ssf.headline(cfg, an_df, ad_res, dense_df), "ss_headline")
+runtime.show(ssf.headline(an_df, ad_res, dense_df, cfg), "ss_headline")
 
 # %% [markdown]
 # *Sparse data pay for data at a slower rate than for model size.* Exact population losses
@@ -151,10 +151,10 @@ dm = ssx.data_model(cfg)
 asym = ssx.asymptotic_prefactors(cfg)
 
 # %% tags=["hide-input"]
-runtime.show(ssf.data_model(cfg, dm), "ss_data_model")
+runtime.show(ssf.data_model(dm, cfg), "ss_data_model")
 
 # %%
-checks.record_data(ledger, cfg, dm, asym)
+checks.data_model(ledger, cfg, dm, asym)
 
 # %% [markdown]
 # Left: most entries are zero and the rare coordinates (right of the panel) almost never
@@ -204,11 +204,11 @@ checks.record_data(ledger, cfg, dm, asym)
 # ````
 
 # %%
-checks.record_exact(ledger, cfg, ssx.exactness(cfg))
+checks.exact(ledger, cfg, ssx.exactness(cfg))
 dec = ssx.decomposition(cfg)
 
 # %% tags=["hide-input"]
-runtime.show(ssf.decomposition(cfg, dec), "ss_decomposition")
+runtime.show(ssf.decomposition(dec, cfg), "ss_decomposition")
 
 # %% [markdown]
 # With $N=64$ features and the best ridge, the small-$D$ loss is mostly the never-seen
@@ -241,10 +241,10 @@ runtime.show(ssf.decomposition(cfg, dec), "ss_decomposition")
 # same window, and the local slope is always shown.
 
 # %%
-an = checks.record_alpha_n(ledger, cfg, an_df)
+an = checks.alpha_n(ledger, cfg, an_df)
 
 # %% tags=["hide-input"]
-runtime.show(ssf.alpha_n(cfg, an_df, an), "ss_alpha_N")
+runtime.show(ssf.alpha_n(an_df, an, cfg), "ss_alpha_N")
 
 # %% [markdown]
 # The sampled model-limited loss sits on the deterministic equivalent, whose local slope
@@ -291,11 +291,11 @@ runtime.show(ssf.alpha_n(cfg, an_df, an), "ss_alpha_N")
 # when the theory is right).
 
 # %%
-ad = checks.record_alpha_d(ledger, cfg, ad_res, asym)
+ad = checks.alpha_d(ledger, cfg, ad_res, asym)
 print(checks.alpha_d_edges(cfg))
 
 # %% tags=["hide-input"]
-runtime.show(ssf.alpha_d(cfg, ad_res, ad), "ss_alpha_D")
+runtime.show(ssf.alpha_d(ad_res, ad, cfg), "ss_alpha_D")
 
 # %% [markdown]
 # The sampled $N=\infty$ loss is essentially the never-seen floor: coordinates that appear
@@ -314,7 +314,7 @@ runtime.show(ssf.alpha_d(cfg, ad_res, ad), "ss_alpha_D")
 # $\alpha_1+1$.
 
 # %%
-asy = checks.record_asymmetry(ledger, cfg, an, ad, dense_df)
+asy = checks.asymmetry(ledger, cfg, an, ad, dense_df)
 
 # %% [markdown]
 # The figure at the top of the chapter puts the three sampled curves together: sparse data
@@ -354,11 +354,11 @@ asy = checks.record_asymmetry(ledger, cfg, an, ad, dense_df)
 
 # %%
 dd = ssx.double_descent(cfg)
-ddo = checks.record_double_descent(ledger, cfg, dd)
-op = checks.record_overparam(ledger, cfg, ssx.overparam(cfg))
+ddo = checks.double_descent(ledger, cfg, dd)
+op = checks.overparam(ledger, cfg, ssx.overparam(cfg))
 
 # %% tags=["hide-input"]
-runtime.show(ssf.double_descent(cfg, dd), "ss_double_descent")
+runtime.show(ssf.double_descent(dd, cfg), "ss_double_descent")
 
 # %% [markdown]
 # Solid lines are ridgeless, dashed ones the oracle ridge. For sparse data the peak moves
@@ -412,11 +412,11 @@ runtime.show(ssf.double_descent(cfg, dd), "ss_double_descent")
 
 # %%
 grid = ssx.combined_grid(cfg) if cfg.valid_combined_law else None
-law = checks.record_combined_law(ledger, cfg, grid)
+law = checks.combined_law(ledger, cfg, grid)
 
 # %% tags=["hide-input"]
 if grid is not None:
-    runtime.show(ssf.combined_law(cfg, law), "ss_combined_law")
+    runtime.show(ssf.combined_law(law, cfg), "ss_combined_law")
 
 # %% [markdown]
 # Markers are the oracle-ridge grid, dashed lines the fitted two-term law, thin lines the
@@ -444,12 +444,12 @@ if grid is not None:
 
 # %%
 env = ssx.envelope(cfg)
-fr = checks.record_frontier(ledger, cfg, env)
+fr = checks.frontier(ledger, cfg, env)
 if "skipped" in fr:
     print(fr["skipped"])
 
 # %% tags=["hide-input"]
-runtime.show(ssf.frontier(cfg, env, fr), "ss_frontier")
+runtime.show(ssf.frontier(env, fr, cfg), "ss_frontier")
 
 # %% [markdown]
 # The frontier (red) hugs the curve $N = \mathbb E K(D)$: the optimal model is just large
@@ -470,7 +470,7 @@ runtime.show(ssf.frontier(cfg, env, fr), "ss_frontier")
 # %%
 cfg_hi = ssx.alpha_c_partner(cfg)
 grid_hi = ssx.combined_grid(cfg_hi) if cfg_hi is not None else None
-ac = checks.record_alpha_c_sampled(ledger, cfg, law, cfg_hi, grid_hi)
+ac = checks.alpha_c_sampled(ledger, cfg, law, cfg_hi, grid_hi)
 if ac is not None:
     runtime.display(ac)
 
@@ -481,7 +481,7 @@ if ac is not None:
 
 # %%
 sweep = ssx.alpha1_sweep(cfg)
-checks.record_alpha_c(ledger, cfg, sweep)
+checks.alpha_c(ledger, cfg, sweep)
 runtime.display(sweep.round(3))
 
 # %% [markdown]
@@ -544,10 +544,10 @@ runtime.display(sweep.round(3))
 
 # %%
 gd = ssx.gd(cfg)
-gdo = checks.record_gd(ledger, cfg, gd)
+gdo = checks.gd(ledger, cfg, gd)
 
 # %% tags=["hide-input"]
-runtime.show(ssf.gd(cfg, gd, gdo), "ss_gd")
+runtime.show(ssf.gd(gd, gdo, cfg), "ss_gd")
 
 # %% [markdown]
 # Failures become rarer as $D$ grows, but only polynomially: a larger data set is more
@@ -577,11 +577,11 @@ runtime.display(checks.gd_table(gdo))
 
 # %%
 relu_df = ssx.relu(cfg) if cfg.valid_relu else None
-rl = checks.record_relu(ledger, cfg, relu_df)
+rl = checks.relu(ledger, cfg, relu_df)
 
 # %% tags=["hide-input"]
 if relu_df is not None:
-    runtime.show(ssf.relu(cfg, relu_df, rl), "ss_relu")
+    runtime.show(ssf.relu(relu_df, rl, cfg), "ss_relu")
 
 # %% [markdown]
 # The ReLU loss stays above the never-seen floor at every $D$, and, where the sweeps reach

@@ -35,14 +35,14 @@ def sections():
     mp.undo()
 
     def main(led):
-        checks.record_data(led, cfg, dm, asym)
-        checks.record_alpha_n(led, cfg, an)
-        checks.record_alpha_d(led, cfg, ad, asym)
-        checks.record_double_descent(led, cfg, dd)
-        checks.record_combined_law(led, cfg, grid)
-        checks.record_overparam(led, cfg, op)
-        checks.record_frontier(led, cfg, env)
-    return {"main": main, "gd": lambda led: checks.record_gd(led, cfg_gd, gd), "cfg": cfg, "asym": asym}
+        checks.data_model(led, cfg, dm, asym)
+        checks.alpha_n(led, cfg, an)
+        checks.alpha_d(led, cfg, ad, asym)
+        checks.double_descent(led, cfg, dd)
+        checks.combined_law(led, cfg, grid)
+        checks.overparam(led, cfg, op)
+        checks.frontier(led, cfg, env)
+    return {"main": main, "gd": lambda led: checks.gd(led, cfg_gd, gd), "cfg": cfg, "asym": asym}
 
 
 def verdicts(record):
@@ -73,12 +73,12 @@ def _rerun(mid, cfg, asym):
     """Rerun the experiment ``mid`` targets; return the record function over its result."""
     if mid == "sparse_scaling:oracle_ridge_argmax":
         r = ssx.double_descent(cfg)
-        return lambda led: checks.record_double_descent(led, cfg, r)
+        return lambda led: checks.double_descent(led, cfg, r)
     if mid == "sparse_scaling:alpha_n_one_feature_draw":
         r = ssx.alpha_n(cfg)
-        return lambda led: checks.record_alpha_n(led, cfg, r)
+        return lambda led: checks.alpha_n(led, cfg, r)
     r = ssx.alpha_d(cfg)
-    return lambda led: checks.record_alpha_d(led, cfg, r, asym)
+    return lambda led: checks.alpha_d(led, cfg, r, asym)
 
 
 @pytest.mark.parametrize("mid", EXPERIMENT_SIDE)

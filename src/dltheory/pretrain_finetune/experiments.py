@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .. import seeds
 from .. import validation as V
 from ..runtime import as_generator
 from .bias import ft_scales, solve_bias
@@ -133,7 +134,7 @@ def _exact_cost(cfg, d: int, alpha: float) -> float:
     if cfg.device != "cpu":  # one task's batch itself on the device (what regime_task runs there)
         from .bias import solve_bias_batched
 
-        rng = np.random.default_rng(12345)
+        rng = seeds.numpy(0, "cost_probe")
         n = max(1, round(alpha * d))
         X = rng.standard_normal((cfg.seeds_per_task, n, d))
         star = rng.standard_normal((cfg.seeds_per_task, d)) * (rng.random((cfg.seeds_per_task, d)) < 0.1)
@@ -141,7 +142,7 @@ def _exact_cost(cfg, d: int, alpha: float) -> float:
         solve_bias_batched(X, np.einsum("bnd,bd->bn", X, star), np.full(star.shape, 1e-2), device=cfg.device)
         return time.perf_counter() - t0
     t0 = time.perf_counter()
-    run_exact(FULL_OVERLAP, 300, alpha, 1e-3, -0.9, 1e-3, seed=12345)
+    run_exact(FULL_OVERLAP, 300, alpha, 1e-3, -0.9, 1e-3, seed=seeds.numpy(0, "cost_probe"))
     probe = time.perf_counter() - t0
     return cfg.seeds_per_task * probe * (d / 300.0) ** 3
 
@@ -348,7 +349,7 @@ def gd_task(cfg, task: dict) -> dict:
     c, lam = cfg.regimes[task["regime"]]
     gamma = task.get("gamma", cfg.gamma)
     t = cfg.tasks["full overlap"]
-    run = run_exact(t, cfg.d_gd, cfg.alpha_gd, c, lam, gamma, seed=cfg.seed + 7)
+    run = run_exact(t, cfg.d_gd, cfg.alpha_gd, c, lam, gamma, seed=seeds.numpy(cfg.seed, "gd"))
     b_formula = solve_bias(run.X, run.X @ run.star_ft, ft_scales(run.beta_pt, c, lam, gamma)).beta
     exact = float(gen_error(b_formula, run.star_ft))
     # GD differs from gradient flow by O(tau) (section 1): Richardson-extrapolate two steps to
@@ -401,7 +402,8 @@ def _gd_cost(cfg) -> float:
 
 
 def path_task(cfg, task: dict) -> dict:
-    run = run_exact(cfg.tasks["full overlap"], cfg.d_eff, 0.3, cfg.c_pt, task["lam"], cfg.gamma, seed=cfg.seed + 11)
+    run = run_exact(cfg.tasks["full overlap"], cfg.d_eff, 0.3, cfg.c_pt, task["lam"], cfg.gamma,
+                    seed=seeds.numpy(cfg.seed, "learned_path"))  # one draw at every λ
     ell, pd = learned_l_pd(run, cfg.c_pt, task["lam"], cfg.gamma)
     return {"ell": ell, "pd": pd}
 
@@ -423,8 +425,7 @@ def imperfect_sim_task(cfg, task: dict) -> list[dict]:
     t = cfg.tasks["full overlap"]
     d, a_ft = cfg.d_imp, task["alpha_ft"]
     rows = []
-    for s in [1000 * cfg.seed + task["seed"]]:
-        rng = as_generator(10_000 + s)
+    for rng in [seeds.numpy(cfg.seed, "imperfect", task["seed"])]:
         s_pt, s_ft = _teachers(t, d, rng)
         Xp = sample_design(max(1, round(cfg.alpha_pt * d)), d, rng)
         b_pt = solve_bias(Xp, Xp @ s_pt, cfg.c_pt).beta
@@ -481,7 +482,7 @@ def vision_task(cfg, task: dict) -> list[dict]:
     kind, classes = VISION_TASKS[task["ft_task"]]
     X_pool, y_pool, X_te, y_te = (binary_task(split, classes) if kind == "binary" else shift_task(split, classes))
     pts = {s: _pretrained(cfg.vision_pt_steps, cfg.seed, s) for s in {v[2] for v in INTERVENTIONS.values()}}
-    rng = np.random.default_rng(100 + task["seed"])
+    rng = seeds.numpy(cfg.seed, "vision_subsample", task["seed"])
     rows = []
     test_rows = {r.tobytes() for r in np.ascontiguousarray(X_te)}
     for n in cfg.vision_n:

@@ -1,4 +1,4 @@
-"""The chapter's claims: one function per section, ``record_<section>(ledger, cfg, res)``.
+"""The chapter's claims: one function per section, ``<section>(ledger, cfg, res)``.
 
 Each function computes its predictions from the theory functions (so a planted error in the
 theory changes the prediction, not the simulation) and records the claims. Claims that
@@ -42,7 +42,7 @@ def _fit_mask(NN, DD, rank):
     return (NN > 8) & (DD > 30) & (np.abs(NN / rank - 1) > 0.25)
 
 
-def record_data(ledger, cfg: Config, res: dict, asym: dict) -> dict:
+def data_model(ledger, cfg: Config, res: dict, asym: dict) -> dict:
     ledger.check("SS.data.second_moment",
                  rf"empirical $\mathbb E x_j^2$ matches $j^{{-(\alpha_1+\alpha_2+2)}}$ for $j \le {res['J']}$ ($|z| \le {cfg.z_max:g}$)",
                  measured=float(np.max(np.abs(res["z"]))), hi=cfg.z_max,
@@ -61,7 +61,7 @@ def record_data(ledger, cfg: Config, res: dict, asym: dict) -> dict:
     return {"EK": EK}
 
 
-def record_exact(ledger, cfg: Config, res: dict) -> None:
+def exact(ledger, cfg: Config, res: dict) -> None:
     ledger.check("SS.exact.reduced_fit", "reduced (Gram) fit equals brute-force least squares",
                  measured=res["rel_err"], hi=1e-8, kind="identity",
                  note="two solvers of the same problem; relative error of theta, N in {10, 40, 200}")
@@ -70,7 +70,7 @@ def record_exact(ledger, cfg: Config, res: dict) -> None:
                  note="algebra check: |MC mean - exact| / MC standard error, max over 3 N")
 
 
-def record_alpha_n(ledger, cfg: Config, df) -> dict:
+def alpha_n(ledger, cfg: Config, df) -> dict:
     sim = df[df.seed >= 0].pivot(index="seed", columns="N", values="loss")
     Ns = np.asarray(sim.columns, dtype=float)
     window = (cfg.n_lo, cfg.n_hi)
@@ -126,7 +126,7 @@ def _spec(M, cfg):
     return spectrum(M, cfg.alpha1, cfg.alpha2)
 
 
-def record_alpha_d(ledger, cfg: Config, res: dict, asym: dict) -> dict:
+def alpha_d(ledger, cfg: Config, res: dict, asym: dict) -> dict:
     D_exact = res["D_exact"]
     ET = expected_floor(_spec(cfg.m_floor, cfg), D_exact)
     fit_T = fitting.loglog_fit(D_exact, ET)
@@ -219,7 +219,7 @@ def _alpha_d_reach(cfg: Config) -> str:
             "the exact-sum slope SS.alpha_D.floor carries the exponent")
 
 
-def record_asymmetry(ledger, cfg: Config, an: dict, ad: dict, dense_df) -> dict:
+def asymmetry(ledger, cfg: Config, an: dict, ad: dict, dense_df) -> dict:
     ratio = an["alpha_N_hat"] / ad["alpha_D_hat"]
     pred = an["de_slope"] / ad["slope_window"]
     rel = (cfg.tol_alpha_n_de_at(an["n"]) / an["de_slope"]
@@ -238,7 +238,7 @@ def record_asymmetry(ledger, cfg: Config, an: dict, ad: dict, dense_df) -> dict:
     return {"ratio": ratio, "dense_alpha_D": -fit.slope, "dense_fit": fit}
 
 
-def record_double_descent(ledger, cfg: Config, res: dict) -> dict:
+def double_descent(ledger, cfg: Config, res: dict) -> dict:
     c = res["curves"]
     peaks = []
     for (_seed, D), g in c.groupby(["seed", "D"]):
@@ -271,14 +271,14 @@ def record_double_descent(ledger, cfg: Config, res: dict) -> dict:
                       ("SS.peak.slope", "peak location grows like $\\mathbb E K(D) \\sim D^{1/(\\alpha_1+1)}$")):
             ledger.inconclusive(i, st, note=why, kind=_kind(i))
     else:
-        _record_peak_growth(ledger, cfg, res, EK, Dp, peak_mean, peaks)
+        _peak_growth(ledger, cfg, res, EK, Dp, peak_mean, peaks)
     dslope = fitting.loglog_fit(res["d_dense"], res["dense_peaks"]).slope
     ledger.check("SS.peak.slope.dense", r"dense peak location grows like $D$", measured=dslope,
                  predicted=1.0, tol=cfg.tol_peak_slope)
     return {"peaks": peaks, "peak_mean": peak_mean, "EK": EK}
 
 
-def _record_peak_growth(ledger, cfg, res, EK, Dp, peak_mean, peaks):
+def _peak_growth(ledger, cfg, res, EK, Dp, peak_mean, peaks):
     draws = np.array([cfg.rank_draws_at(D) for D in Dp])
     hi = 1 + 3 / np.sqrt(np.min(EK * draws))              # 3 sd of a Poisson-like mean K
     ledger.check("SS.peak.location.rank_vs_K", r"$\operatorname{rank} X$ tracks $\mathbb E K(D)$",
@@ -308,7 +308,7 @@ def _record_peak_growth(ledger, cfg, res, EK, Dp, peak_mean, peaks):
                       f"{cfg.z_family:g} x {sd:.4f} (delta method, exact Var K) + {cfg.peak_slope_sys:g}")
 
 
-def record_overparam(ledger, cfg: Config, df) -> dict:
+def overparam(ledger, cfg: Config, df) -> dict:
     """Ridgeless loss just above the peak (N = r + 1 + m) against T_obs (N - 1)/(N - r - 1).
 
     Near N = r an error of one in (N - r - 1) moves the prediction by about 1/(m + 1); the
@@ -365,7 +365,7 @@ def alpha_c_of(a: float, b: float) -> float:
     return -theory.two_term_frontier_exponents(a, b)["loss"]
 
 
-def record_alpha_c_sampled(ledger, cfg: Config, law: dict, hi, grid_hi):
+def alpha_c_sampled(ledger, cfg: Config, law: dict, hi, grid_hi):
     """alpha_C from the sampled surfaces at a1 and a1 + step (a2 fixed) against the theory fits."""
     stmt = rf"sampled $\alpha_C$ increases with $\alpha_1$ at fixed $\alpha_2$ ($\alpha_1 \to \alpha_1 + {cfg.ac_step:g}$)"
     if not law or hi is None or grid_hi is None:
@@ -388,7 +388,7 @@ def record_alpha_c_sampled(ledger, cfg: Config, law: dict, hi, grid_hi):
                         ).set_index("alpha1").round(3)
 
 
-def record_combined_law(ledger, cfg: Config, grid) -> dict:
+def combined_law(ledger, cfg: Config, grid) -> dict:
     """Oracle-ridge fit (evidence) against the same fit of the theory envelope on the same grid."""
     stmt_a = r"oracle-ridge fit $AN^{-a} + BD^{-b}$: $a = \alpha_N$"
     stmt_b = r"oracle-ridge fit: $b = \alpha_D$"
@@ -420,7 +420,7 @@ def record_combined_law(ledger, cfg: Config, grid) -> dict:
     return out
 
 
-def record_frontier(ledger, cfg: Config, env: dict) -> dict:
+def frontier(ledger, cfg: Config, env: dict) -> dict:
     """Closed-form exponents against the frontier of the exact envelope (derivations).
 
     The closed form assumes N* << D*; the window N* in [n_lo, 32 n_lo] and whether it exists
@@ -449,7 +449,7 @@ def record_frontier(ledger, cfg: Config, env: dict) -> dict:
     return {"N": fN.slope, "D": fD.slope, "loss": fL.slope, "pred": pred, "cw": cw}
 
 
-def record_alpha_c(ledger, cfg: Config, sweep) -> None:
+def alpha_c(ledger, cfg: Config, sweep) -> None:
     """Derivations (theory against theory); at fixed alpha2 only the a1 with alpha_N > 0.2
     are in the sweep, so at a2 near -4 a single row may remain and nothing is compared."""
     s = sweep[sweep["held fixed"] == "alpha2"].sort_values("alpha1")
@@ -482,7 +482,7 @@ def gd_table(out: dict):
                         index=pd.Index(out["D"].astype(int), name="D")).round(5)
 
 
-def record_gd(ledger, cfg: Config, res: dict) -> dict:
+def gd(ledger, cfg: Config, res: dict) -> dict:
     out = gd_curve(res["df"])
     D, P = out["D"], out["P"]
     fit = fitting.loglog_fit(D, P)
@@ -509,7 +509,7 @@ def record_gd(ledger, cfg: Config, res: dict) -> dict:
     return {**out, "fit": fit, "nu": nu, "n": n, "ratio": ratio}
 
 
-def record_relu(ledger, cfg: Config, df) -> dict:
+def relu(ledger, cfg: Config, df) -> dict:
     if not cfg.valid_relu:
         why = (f"the stratified loss needs sum_(j>J0) p_j <= {cfg.relu_tail_max} with J0 <= "
                f"{cfg.relu_j0_max}; at a1 = {cfg.alpha1:g} J0 would be {cfg.relu_j0}")

@@ -13,7 +13,7 @@ import pandas as pd
 import torch
 
 from .. import experiments as engine
-from .. import runtime
+from .. import runtime, seeds
 from . import relu as relu_mod
 from .config import DEFAULTS, Config
 from .data import sample_dense, sample_entries, sample_sparse, spectrum
@@ -156,7 +156,7 @@ def alpha_n(cfg: Config) -> pd.DataFrame:
 # ---------------------------------------------------------------- 4. alpha_D
 def _alpha_d_task(cfg: Config, task: dict) -> list[dict]:
     spec = spectrum(cfg.m_d, cfg.alpha1, cfg.alpha2)
-    out = sparse_infinite_width(spec, cfg.d_sampled, 1, cfg.seed + 200 + 1000 * task["seed"],
+    out = sparse_infinite_width(spec, cfg.d_sampled, 1, (cfg.seed, seeds.key("alpha_D"), task["seed"]),
                                 device=_dev())[0]
     return [{"D": d, "loss": float(v)} for d, v in zip(cfg.d_sampled, out, strict=True)]
 

@@ -35,7 +35,7 @@ def _ticks(ax):
     ax.xaxis.set_minor_formatter(mticker.NullFormatter())
 
 
-def data_model(cfg: Config, res: dict):
+def data_model(res: dict, cfg: Config):
     fig, axs = plt.subplots(1, 3, figsize=(11, 3.6))
     axs[0].imshow(res["pattern"], aspect="auto", cmap="Greys", interpolation="nearest")
     axs[0].set(xlabel="coordinate j", ylabel="sample", title="sparsity pattern (60 samples)")
@@ -58,7 +58,7 @@ def data_model(cfg: Config, res: dict):
     return fig
 
 
-def decomposition(cfg: Config, df):
+def decomposition(df, cfg: Config):
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.3))
     parts = ["observed", "leakage", "never seen"]
     share = df[parts].values / df[parts].values.sum(1, keepdims=True)
@@ -75,7 +75,7 @@ def decomposition(cfg: Config, df):
     return fig
 
 
-def alpha_n(cfg: Config, df, out: dict):
+def alpha_n(df, out: dict, cfg: Config):
     sim = df[df.seed >= 0].groupby("N").loss.mean()
     Ns = sim.index.values
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
@@ -92,7 +92,7 @@ def alpha_n(cfg: Config, df, out: dict):
     return fig
 
 
-def alpha_d(cfg: Config, res: dict, out: dict):
+def alpha_d(res: dict, out: dict, cfg: Config):
     sim = res["sampled"].groupby("D").loss.mean()
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
     plotting.sim(axs[0], sim.index, sim.values, label=r"$\mathbb{E}_w\ell$ at $N=\infty$, sampled X")
@@ -107,7 +107,7 @@ def alpha_d(cfg: Config, res: dict, out: dict):
     return fig
 
 
-def asymmetry(cfg: Config, an_df, ad_res: dict, dense_df):
+def asymmetry(an_df, ad_res: dict, dense_df, cfg: Config):
     fig, ax = plt.subplots(figsize=(5.5, 3.5))
     for i, (df, lab, mk) in enumerate(((an_df[an_df.seed >= 0], r"vs N: $\ell_\infty(N)$ (sparse = dense)", "o"),
                                        (ad_res["sampled"], "vs D: sparse, N = inf", "s"),
@@ -120,7 +120,7 @@ def asymmetry(cfg: Config, an_df, ad_res: dict, dense_df):
     return fig
 
 
-def headline(cfg: Config, an_df, ad_res: dict, dense_df):
+def headline(an_df, ad_res: dict, dense_df, cfg: Config):
     """The chapter's main result on one panel: loss against N (sparse = dense) and against D
     for sparse and dense data, with the predicted slopes through the first points."""
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
@@ -143,7 +143,7 @@ def headline(cfg: Config, an_df, ad_res: dict, dense_df):
     return fig
 
 
-def double_descent(cfg: Config, res: dict):
+def double_descent(res: dict, cfg: Config):
     fig, axs = plt.subplots(1, 2, figsize=(11, 3.6))
     c = res["curves"]
     first = c[c.seed == c.seed.min()]
@@ -166,7 +166,7 @@ def double_descent(cfg: Config, res: dict):
     return fig
 
 
-def combined_law(cfg: Config, out: dict):
+def combined_law(out: dict, cfg: Config):
     g, law = out["g"], out["law"]
     Ng, Dg = np.unique(g.N), np.unique(g.D)
     R = g.pivot(index="N", columns="D", values="ridge").values
@@ -189,7 +189,7 @@ def combined_law(cfg: Config, out: dict):
     return fig
 
 
-def frontier(cfg: Config, env: dict, out: dict):
+def frontier(env: dict, out: dict, cfg: Config):
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.6))
     Nh, Dh = np.geomspace(2, 2048, 120), np.geomspace(10, 1e7, 120)
     NH, DH = np.meshgrid(Nh, Dh, indexing="ij")
@@ -215,7 +215,7 @@ def frontier(cfg: Config, env: dict, out: dict):
     return fig
 
 
-def gd(cfg: Config, res: dict, out: dict):
+def gd(res: dict, out: dict, cfg: Config):
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
     D, P = out["D"], out["P"]
     plotting.sim(axs[0], D, P, yerr=out["se"], label=rf"$\eta\lambda_{{max}}>2$, sampled ({out['n_u']} feature draws)")
@@ -234,7 +234,7 @@ def gd(cfg: Config, res: dict, out: dict):
     return fig
 
 
-def relu(cfg: Config, df, out: dict):
+def relu(df, out: dict, cfg: Config):
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
     n = df[df.sweep == "N"].groupby("N").loss.mean()
     d = df[df.sweep == "D"].groupby("D")[["loss", "T_obs"]].mean()

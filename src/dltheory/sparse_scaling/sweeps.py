@@ -20,26 +20,27 @@ from .linear import (
 )
 
 
-def sparse_infinite_width(spec: SparseSpectrum, Ds, n_seeds: int, seed: int,
-                          device=None) -> np.ndarray:
+def _infinite_width(loss, spec: SparseSpectrum, Ds, n_seeds: int, seed) -> np.ndarray:
+    """``loss(D, [*seed, s, i])`` on the grid ``n_seeds x Ds``; ``seed`` an int or a tuple
+    of ints (a named stream, e.g. ``(cfg.seed, seeds.key("alpha_D"), k)``)."""
+    base = list(seed) if isinstance(seed, (tuple, list)) else [seed]
+    out = np.empty((n_seeds, len(Ds)))
+    for s in range(n_seeds):
+        for i, D in enumerate(Ds):
+            out[s, i] = loss(int(D), [*base, s, i])
+    return out
+
+
+def sparse_infinite_width(spec: SparseSpectrum, Ds, n_seeds: int, seed, device=None) -> np.ndarray:
     """E_w l at N = infinity on sampled sparse data, (n_seeds, len(Ds))."""
-    out = np.empty((n_seeds, len(Ds)))
-    for s in range(n_seeds):
-        for i, D in enumerate(Ds):
-            X = sample_sparse(spec, int(D), [seed, s, i])
-            out[s, i] = loss_infinite_width(observe(X, spec, device=device))
-    return out
+    return _infinite_width(lambda D, sd: loss_infinite_width(observe(sample_sparse(spec, D, sd), spec, device=device)),
+                           spec, Ds, n_seeds, seed)
 
 
-def dense_infinite_width(spec: SparseSpectrum, Ds, n_seeds: int, seed: int,
-                         device=None) -> np.ndarray:
+def dense_infinite_width(spec: SparseSpectrum, Ds, n_seeds: int, seed, device=None) -> np.ndarray:
     """E_w l at N = infinity on dense Gaussian data with the same Sigma, (n_seeds, len(Ds))."""
-    out = np.empty((n_seeds, len(Ds)))
-    for s in range(n_seeds):
-        for i, D in enumerate(Ds):
-            X = sample_dense(spec, int(D), [seed, s, i])
-            out[s, i] = dense_loss_infinite_width(X, spec.lam, device=device)
-    return out
+    return _infinite_width(lambda D, sd: dense_loss_infinite_width(sample_dense(spec, D, sd), spec.lam, device=device),
+                           spec, Ds, n_seeds, seed)
 
 
 def sparse_n_sweep(spec: SparseSpectrum, u: torch.Tensor, S: torch.Tensor, D: int, Ns,

@@ -10,7 +10,11 @@ edits a docstring. So, for every docstring autodoc pulls in:
 2. the result is parsed as standalone reST; if docutils reports any warning or error, the
    docstring is shown verbatim as a literal block instead, named in the build log, and the
    build ends with a warning listing them (so the strict build fails: fix the docstring);
-3. on the API page only, a Python cross-reference that does not resolve (``torch.Tensor``,
+3. a relative cross-reference (``:class:`~.config.Config``` in ``pretrain_finetune.checks``)
+   is made absolute the way Python reads it in the source: against the object's module,
+   else its package (``from .config import Config``). Sphinx would instead search every
+   module for a ``config.Config`` and warn when several chapters have one;
+4. on the API page only, a Python cross-reference that does not resolve (``torch.Tensor``,
    ``np.ndarray``, a name in a docstring) is rendered as plain code instead of warning:
    there is no intersphinx in an offline build. Everywhere else ``-n`` stays strict.
 """
@@ -55,9 +59,56 @@ def _rst_problems(text: str, env=None) -> list[str]:
     return problems
 
 
+_RELATIVE = re.compile(r"(:[\w:]+:`~?)\.([\w.]+)`")
+
+
+def _canonical(dotted: str) -> str | None:
+    """The name Sphinx documents the object ``dotted`` under (a module by its own name, a
+    class or function by where it is defined), or ``None`` when nothing has that name."""
+    import importlib
+    import types
+
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[i:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return None
+        if isinstance(obj, types.ModuleType):
+            return obj.__name__
+        if isinstance(getattr(obj, "__module__", None), str) and hasattr(obj, "__qualname__"):
+            return f"{obj.__module__}.{obj.__qualname__}"
+        return dotted
+    return None
+
+
+def _absolute(text: str, module: str, is_package: bool) -> str:
+    """``text`` with each relative reference ``.x.y`` made absolute: what ``module.x.y``
+    names where that exists, else what ``<package>.x.y`` names; left as written otherwise."""
+    package = module if is_package else module.rpartition(".")[0]
+
+    def fix(m: re.Match) -> str:
+        for base in dict.fromkeys((module, package)):
+            target = _canonical(f"{base}.{m.group(2)}") if base else None
+            if target:
+                return f"{m.group(1)}{target}`"
+        return m.group(0)
+
+    return _RELATIVE.sub(fix, text)
+
+
 def _process_docstring(app: Sphinx, what, name, obj, options, lines: list[str]) -> None:
     from sphinx.ext.napoleon import _process_docstring as napoleon
 
+    module = name if what == "module" else getattr(obj, "__module__", None)
+    if isinstance(module, str):
+        is_package = what == "module" and hasattr(obj, "__path__")
+        lines[:] = _absolute("\n".join(lines), module, is_package).split("\n")
     original = list(lines)
     if what not in ("property", "attribute", "data"):
         napoleon(app, what, name, obj, options, lines)

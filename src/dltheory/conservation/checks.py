@@ -36,12 +36,6 @@ def cut(df: pd.DataFrame | None) -> str:
     return ""
 
 
-def _skip(ledger, ids, why: str) -> None:
-    """Record the evidence claims ``(id, statement)`` INCONCLUSIVE for ``why`` (their kinds
-    from ``rules.KINDS``)."""
-    ledger.skip([(i, w) for i, w in ids], why)
-
-
 def _identity(ledger, id, statement, measured, *, note="", **kw):
     """An identity (holds by construction: shown, never counted as evidence)."""
     return ledger.check(id, statement, measured, kind="identity", note=note, **kw)
@@ -66,12 +60,15 @@ NORMS = ("rmsnorm_swiglu", "layernorm_swiglu", "linear_rmsnorm_swiglu",
 
 
 def orthogonality(ledger, cfg: Config, df: pd.DataFrame) -> None:
+    """``CL.orth.<block>``: each block's laws orthogonal to every Jacobian row (max ``|cos|``
+    under ``tol_orth``); ``CL.neg.<control>``: each negative control fails (max ``|cos|`` at
+    least ``neg_lo``). INCONCLUSIVE when the sweep was cut."""
     why = cut(df)
     if why:
-        _skip(ledger, [(f"CL.orth.{b}", f"the {b} laws are orthogonal to every Jacobian row "
-                        f"({cfg.orth_seeds} draws)") for b in ex.ORTH_BLOCKS]
-              + [(f"CL.neg.{c}", f"negative control must fail: {w}")
-                 for c, (_, w) in ex.CONTROLS.items()], why)
+        ledger.skip([(f"CL.orth.{b}", f"the {b} laws are orthogonal to every Jacobian row "
+                      f"({cfg.orth_seeds} draws)") for b in ex.ORTH_BLOCKS]
+                    + [(f"CL.neg.{c}", f"negative control must fail: {w}")
+                       for c, (_, w) in ex.CONTROLS.items()], why)
         return
     laws = df[df.control == ""]
     for block, g in laws.groupby("block", sort=False):
@@ -100,6 +97,8 @@ def _row(df, name):
 
 
 def counts(ledger, cfg: Config, df: pd.DataFrame) -> None:
+    """``CL.count.<block>``: each block's numerical law count equals the count derived from
+    its symmetries (exactly); the residual-union claims for the MHA to SwiGLU chain."""
     skipped = df.attrs.get("skipped", {})
     for name, suffix in COUNT_IDS.items():
         if name in skipped:
@@ -173,6 +172,7 @@ def sigmoid_gating(ledger, cfg: Config, df: pd.DataFrame, shifts: pd.DataFrame) 
 
 
 def normalisation(ledger, cfg: Config, df: pd.DataFrame) -> None:
+    """``CL.norm.<layer>``: each normalisation layer's law count equals the derived count."""
     for name in NORMS:
         r = _row(df, name)
         ledger.check(f"CL.norm.{name}", f"law count of {name} equals the count derived from "
@@ -249,9 +249,9 @@ def discrete(ledger, cfg: Config, win: pd.DataFrame, ident: pd.DataFrame,
         # a first round cut part-way: the identities on these windows are left out, the
         # evidence is INCONCLUSIVE (never checked on the blocks that happen to be there)
         if why_adam or why_win:
-            _skip(ledger, [("CL.adam.tau_exponent", adam_what)], why_adam or why_win)
+            ledger.skip([("CL.adam.tau_exponent", adam_what)], why_adam or why_win)
         if cfg.E >= 3:
-            _skip(ledger, [("CL.router_sum.adam", adam_router_what)], why_win or why_adam)
+            ledger.skip([("CL.router_sum.adam", adam_router_what)], why_win or why_adam)
         return fits
     design_guards(ledger, cfg, win, adam_win)
     for block in ex.disc_blocks(cfg):
@@ -393,8 +393,7 @@ def matched(ledger, cfg: Config, df: pd.DataFrame) -> pd.DataFrame:
                 "shrink with its lr)")
     why = cut(df)
     if why:
-        _skip(ledger, [("CL.matched.gd_slope", gd_what), ("CL.matched.adam_gap", gap_what)],
-              why)
+        ledger.skip([("CL.matched.gd_slope", gd_what), ("CL.matched.adam_gap", gap_what)], why)
         return matched_slopes(df[df.in_reach]).reindex(
             columns=["block", "opt", "seed", "slope"])
     reach = df[df.opt == "gd"].groupby(["block", "seed"]).in_reach.all()

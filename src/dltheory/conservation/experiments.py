@@ -108,7 +108,7 @@ def _dev(cfg):
 
 # --------------------------------------------------------------------------- the blocks
 def blocks(cfg: Config) -> dict:
-    """name -> (constructor(*stream) -> module, input shape). Every size follows the knobs; the
+    """``name -> (constructor(*stream) -> module, input shape)``. Every size follows the knobs; the
     weights are drawn from ``seeds.torch(cfg.seed, "init", *stream)``, stream = (name, draw)."""
     d, m, H, dk, dv, E, k, T, o = cfg.d, cfg.m, cfg.H, cfg.dk, cfg.dv, cfg.E, cfg.k, cfg.T, cfg.o
     rk = cfg.rope_dk
@@ -217,7 +217,7 @@ def _task_orth(cfg: Config, task: dict) -> list[dict]:
 
 
 def orthogonality(cfg: Config) -> pd.DataFrame:
-    """max |cos| between Jacobian rows and law gradients: block, control, draw, law, max_cos
+    """max ``|cos|`` between Jacobian rows and law gradients: block, control, draw, law, max_cos
     (control = "" for the claimed laws)."""
     tasks = [{"block": b, "control": "", "draw": s} for b in ORTH_BLOCKS
              for s in range(cfg.orth_seeds)]
@@ -367,7 +367,7 @@ def big_count_seconds(cfg: Config, names) -> float:
 
 # --------------------------------------------------------------------------- discrete time
 def disc_blocks(cfg: Config) -> dict:
-    """name -> (constructor(*stream), input shape, n_data) of the teacher-regression blocks
+    """``name -> (constructor(*stream), input shape, n_data)`` of the teacher-regression blocks
     (weights from ``seeds.torch(cfg.seed, "init", *stream)``)."""
     z = cfg.disc
     def g(*s):
@@ -544,7 +544,7 @@ def _task_identity(cfg: Config, task: dict) -> list[dict]:
 
 def identity_runs(cfg: Config) -> pd.DataFrame:
     """SwiGLU (twice the discrete sizes) trained by GD without weight decay (``id_steps``
-    steps) and with it (``wd_steps``): wd, k, abs_h (sum_i |h_i|), err, identity_residual,
+    steps) and with it (``wd_steps``): wd, k, abs_h (``sum_i |h_i|``), err, identity_residual,
     wd_residual."""
     return _sweep(_task_identity, [{"wd": 0.0}, {"wd": cfg.wd_lambda}], cfg, "cl_identity")
 

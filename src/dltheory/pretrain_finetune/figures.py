@@ -39,7 +39,7 @@ def flow(small: pd.DataFrame, cfg):
 
 
 def regimes_map(cfg):
-    """(ℓ, PD) over (λ_PT, log c_PT) at |β_FT| = |β_PT| = 1, and the trade-off triangle."""
+    """(ℓ, PD) over (λ_PT, log c_PT) at ``|β_FT| = |β_PT| = 1``, and the trade-off triangle."""
     lam = np.linspace(-1, 1, cfg.grid)
     logc = np.linspace(-5, 2, cfg.grid)
     LL, LC = np.meshgrid(lam, logc)

@@ -75,11 +75,13 @@ MODULES = {
         "path": "src/dltheory/depth_expansion/bounds.py",
         "tests": ["tests/depth_expansion/test_theorems.py",
                   "tests/depth_expansion/test_depth_expansion_theory.py",
-                  "tests/depth_expansion/test_config_and_inputs.py"],
+                  "tests/depth_expansion/test_config_and_inputs.py",
+                  "tests/depth_expansion/test_bounds_mutants.py"],
         "sample": 10_000},  # small: every mutant
     "fitting": {
         "path": "src/dltheory/fitting.py",
-        "tests": ["tests/test_fitting.py", "tests/test_bad_input.py"]},
+        "tests": ["tests/test_fitting.py", "tests/test_bad_input.py",
+                  "tests/test_fitting_mutants.py"]},
     "pretrain_finetune.replica": {
         "path": "src/dltheory/pretrain_finetune/replica.py",
         "tests": ["tests/pretrain_finetune/test_pf_replica_domain.py",

@@ -59,7 +59,8 @@ STATUSES = ("killed", "timeout", "survived", "no tests", "skipped", "suspicious"
 MODULES = {
     "gradient_flow.model": {
         "path": "src/dltheory/gradient_flow/model.py",
-        "tests": ["tests/test_gradient_flow.py", "tests/test_bad_input.py"]},
+        "tests": ["tests/test_gradient_flow.py", "tests/test_bad_input.py",
+                  "tests/test_gradient_flow_mutants.py"]},
     "conservation.laws": {
         "path": "src/dltheory/conservation/laws.py",
         "tests": ["tests/conservation/test_conservation_laws.py",

@@ -71,7 +71,8 @@ MODULES = {
         "path": "src/dltheory/sparse_scaling/linear.py",
         "tests": ["tests/sparse_scaling/test_sparse_scaling_exact.py",
                   "tests/sparse_scaling/test_sparse_scaling_theory.py",
-                  "tests/sparse_scaling/test_config_and_inputs.py"]},
+                  "tests/sparse_scaling/test_config_and_inputs.py",
+                  "tests/sparse_scaling/test_linear_mutants.py"]},
     "depth_expansion.bounds": {
         "path": "src/dltheory/depth_expansion/bounds.py",
         "tests": ["tests/depth_expansion/test_theorems.py",

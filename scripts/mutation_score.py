@@ -66,7 +66,8 @@ MODULES = {
         "tests": ["tests/conservation/test_conservation_laws.py",
                   "tests/conservation/test_conservation_counts.py",
                   # the only tests of QK-norm, NormSwiGLU and renormalised top-1 routing
-                  "tests/conservation/test_counter_domain.py"]},
+                  "tests/conservation/test_counter_domain.py",
+                  "tests/conservation/test_laws_mutants.py"]},
     "sparse_scaling.linear": {
         "path": "src/dltheory/sparse_scaling/linear.py",
         "tests": ["tests/sparse_scaling/test_sparse_scaling_exact.py",

@@ -90,7 +90,8 @@ MODULES = {
         "tests": ["tests/pretrain_finetune/test_pf_replica_domain.py",
                   "tests/pretrain_finetune/test_pf_theory.py::test_replica_l2_limit_and_recovery",
                   "tests/pretrain_finetune/test_pf_theory.py::test_replica_vs_finite_d_minimiser",
-                  "tests/pretrain_finetune/test_pf_inputs.py"],
+                  "tests/pretrain_finetune/test_pf_inputs.py",
+                  "tests/pretrain_finetune/test_replica_mutants.py"],
         "sample": 60,   # its tests solve the replica equations: ~20 s per surviving mutant
         "deselect": [
             "tests/pretrain_finetune/test_pf_replica_domain.py::"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Typeset every formula of the built book with MathJax 3.2.2 (node) and fail on any formula
 # MathJax rejects ("\tag not allowed in split", undefined macros, unbalanced braces), which
-# the strict Sphinx build cannot see. Run after a build:
+# the strict Sphinx build cannot see; and fail on text a reader would see raw: TeX delimiters
+# MathJax leaves untypeset (in a region the page's configuration ignores), literal MyST fences
+# and unresolved glue roles. Run after a build:
 #   bash scripts/check_math.sh [HTML_DIR]        (default: _build/html)
 # Needs Node.js >= 18 and npm; installs mathjax-full (pinned in scripts/mathcheck/) on first use.
 set -euo pipefail

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Full-page screenshots of the built book and of its notebooks, for looking at (not CI).
+"""Full-page screenshots of the built book and of its notebooks, for looking at; and a check
+of the pages' text as the browser shows it (``--check-text``).
 
     python scripts/screenshots.py [--html _build/html] [--out _build/screenshots]
                                   [--pages PATTERN ...] [--notebooks book/*.ipynb] [--no-notebooks]
+    python scripts/screenshots.py --check-text     # no screenshots: the text check below, exit 1
 
 1. Serves the built book (``bash scripts/book.sh`` first) on localhost and opens every page
    in headless Chromium; waits until MathJax has typeset the page, then writes
@@ -12,6 +14,9 @@
    committed notebook: no outputs, Markdown as Jupyter renders it, MathJax with ``$`` math and
    none of the book's macros, as in Colab or on GitHub) and screenshots it the same way, as
    ``OUT/nb-<name>.png`` and its tiles.
+3. With ``--check-text`` (run by ``scripts/test.sh`` where Chromium is installed): opens every
+   book page, waits for MathJax, and fails on any TeX delimiter left untypeset, literal MyST
+   fence or unresolved glue role in the text outside code (``RAW_TEXT_JS``).
 
 Needs Chromium (``apt-get install -y chromium``, or set ``CHROMIUM=/path/to/chrome``) and
 nbconvert (``pip install nbconvert``, or ``NBCONVERT="/path/to/jupyter-nbconvert"``). Talks to
@@ -280,6 +285,55 @@ async def shoot(browser: Browser, url: str, out_full: Path, tiles_dir: Path, nam
         await browser.send("Target.closeTarget", {"targetId": target})
 
 
+# Text a reader sees raw once MathJax has run: TeX delimiters left untypeset, literal MyST
+# fences and unresolved glue roles, in every text node outside code, scripts and typeset math
+# (the same patterns as scripts/mathcheck/check_math.js, which checks the HTML in CI; this
+# checks the page as the browser shows it).
+RAW_TEXT_JS = r"""
+(() => {
+  const skip = new Set(['SCRIPT', 'NOSCRIPT', 'STYLE', 'TEXTAREA', 'PRE', 'CODE', 'KBD', 'SAMP',
+                        'MJX-CONTAINER', 'MJX-ASSISTIVE-MML', 'MATH']);
+  const raw = [[/\\[(\[]|\$\$/, 'untypeset TeX delimiter'],
+               [/`{3,}|(^|\s):{3,}\s*\{/, 'literal MyST fence'],
+               [/\{glue(:[a-z]+)?\}/, 'unresolved glue role']];
+  const found = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
+    acceptNode(n) {
+      for (let e = n.parentElement; e; e = e.parentElement) {
+        if (skip.has(e.tagName)) return NodeFilter.FILTER_REJECT;
+      }
+      return NodeFilter.FILTER_ACCEPT;
+    }});
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    for (const [re, error] of raw) {
+      const m = n.data.match(re);
+      if (m) found.push(error + ': ...' + n.data.slice(Math.max(0, m.index - 40), m.index + 60)
+                        .replace(/\s+/g, ' ') + '...');
+    }
+  }
+  return found;
+})()
+"""
+
+
+async def raw_text(browser: Browser, url: str) -> list[str]:
+    """What RAW_TEXT_JS finds on ``url`` once the page has loaded and MathJax has run."""
+    target = (await browser.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
+    session = (await browser.send("Target.attachToTarget",
+                                  {"targetId": target, "flatten": True}))["sessionId"]
+    try:
+        await browser.send("Page.enable", session=session)
+        await browser.send("Page.navigate", {"url": url}, session=session)
+        await browser.wait_event("Page.loadEventFired", session)
+        await browser.send("Runtime.evaluate", {"expression": WAIT_JS, "awaitPromise": True,
+                                                "returnByValue": True}, session=session)
+        res = await browser.send("Runtime.evaluate", {"expression": RAW_TEXT_JS,
+                                                      "returnByValue": True}, session=session)
+        return res.get("result", {}).get("value") or []
+    finally:
+        await browser.send("Target.closeTarget", {"targetId": target})
+
+
 def book_pages(html_dir: Path, patterns: list[str] | None) -> list[str]:
     pages = []
     for p in sorted(html_dir.rglob("*.html")):
@@ -309,11 +363,21 @@ async def main_async(args) -> int:
     work = Path(tempfile.mkdtemp(prefix="dltheory-shots-"))
     nb_dir = work / "nbview"
     nb_dir.mkdir()
-    notebooks = [] if args.no_notebooks else [Path(p) for p in args.notebooks]
+    notebooks = [] if args.no_notebooks or args.check_text else [Path(p) for p in args.notebooks]
     nb_pages = render_notebooks(notebooks, nb_dir) if notebooks else []
     server, base = serve(html_dir, nb_dir)
     browser = await Browser.launch(chromium, str(work / "profile"))
     try:
+        if args.check_text:   # every book page in the browser; no screenshots
+            bad = 0
+            pages = book_pages(html_dir, args.pages)
+            for rel in pages:
+                for line in await raw_text(browser, f"{base}/{rel}"):
+                    bad += 1
+                    print(f"RAW TEXT {rel}: {line}")
+            print(f"check-text: {len(pages)} pages in Chromium after MathJax, {bad} raw "
+                  "delimiter(s), fence(s) or glue role(s)")
+            return 1 if bad else 0
         jobs = [(f"{base}/{rel}", slug(rel)) for rel in book_pages(html_dir, args.pages)]
         jobs += [(f"{base}/_nbview/{p.name}", "nb-" + p.stem) for p in nb_pages]
         for url, name in jobs:
@@ -335,6 +399,9 @@ def main(argv=None) -> int:
     ap.add_argument("--notebooks", nargs="*",
                     default=sorted(str(p) for p in (ROOT / "book").glob("*.ipynb")))
     ap.add_argument("--no-notebooks", action="store_true")
+    ap.add_argument("--check-text", action="store_true",
+                    help="no screenshots: open every book page and exit 1 on any TeX delimiter "
+                         "MathJax left untypeset, literal MyST fence or unresolved glue role")
     args = ap.parse_args(argv)
     return asyncio.run(main_async(args))
 

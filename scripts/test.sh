@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run every check: lint, unit tests (incl. notebook pairing), the planted-error tests, every
 # chapter under nbmake at the smoke scale, every chapter at the paper scale with a 30 s
-# budget (CPU), a strict book build at smoke and the MathJax check of its formulas.
+# budget (CPU), a strict book build at smoke, the MathJax check of its formulas and of its
+# text (no TeX left untypeset, no literal fence), and the same text check in Chromium.
 # Exits non-zero on the first failure.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -86,6 +87,15 @@ T_PAPER=$(cat _build/paper_step.s)
 [ "$(cat _build/paper_step.rc)" = 0 ] || { echo "the paper step failed" >&2; exit 1; }
 echo "== MathJax check of every formula in the built book"
 bash scripts/check_math.sh _build/html
+echo "== the built pages in Chromium: no untypeset TeX, literal MyST fence or glue role in their text"
+# the same text check as check_math.sh's, made on each page as the browser shows it after
+# MathJax has run; where no Chromium is installed (apt-get install chromium), it is skipped
+if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+   || [ -n "${CHROMIUM:-}" ]; then
+  python scripts/screenshots.py --html _build/html --check-text
+else
+  echo "   skipped: no Chromium on this machine; check_math.sh above checked the HTML's text"
+fi
 # the one record of measured times (book/records/times.json; dltheory.budget.times reads it)
 python -c "import sys; from dltheory import budget; k = 'test.sh/' + sys.argv[1] + '/'; budget.write_times({k + n: float(v) for n, v in zip(sys.argv[2::2], sys.argv[3::2])})" \
   "$DLTHEORY_SCALE" "unit tests" "$T_UNIT" "unit tests, CPU seconds" "$CPU_UNIT" \

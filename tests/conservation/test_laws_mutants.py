@@ -75,6 +75,16 @@ def test_families_carry_their_labels_and_kinds(name):
     assert set(L.law_values(fams, params(model))) == {lab for lab, _ in LABELS[name]}
 
 
+def test_negative_control_labels_differ_from_the_laws():
+    """A run that records a law and its negative control keys both by label: the gate-branch
+    control is 'swiglu_gate', not the SwiGLU law's 'swiglu'; the ReLU law on a smooth FFN
+    keeps the label 'relu'."""
+    assert L.swiglu_laws(branch="gate").name == "swiglu_gate"
+    assert L.swiglu_laws().name == "swiglu"
+    ffn = blocks()["gelu"]
+    assert L.negative_control("gelu_relu_law", ffn).name == "relu"
+
+
 @pytest.mark.parametrize("name", list(LABELS))
 def test_law_values_count_equals_theory_count(name):
     """The laws laws_for states (their number of values, evaluated on the block's own

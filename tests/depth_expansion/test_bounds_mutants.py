@@ -124,7 +124,8 @@ def test_hoeffding_failure_domain_edges(args, ok):
 
 
 @pytest.mark.parametrize("args, ok", [
-    ((0.1, 0.5), True), ((0.1, 0.0), False), ((0.1, -1.0), False),   # B > 0
+    ((0.1, 0.5), True), ((0.1, 0.0), False), ((0.1, -1.0), False),   # B > 0,
+    ((0.0, 0.0), False),                                             # even with Delta_R = 0
     ((0.1, 5.0, 0.999), True), ((0.1, 5.0, 1.0), False),             # delta in (0, 1)
     ((0.1, 5.0, 1e-9), True), ((0.1, 5.0, 0.0), False), ((0.1, 5.0, -0.1), False),
     ((-0.5, 0.5), True), ((-0.6, 0.5), False),                       # |Delta_R| <= B

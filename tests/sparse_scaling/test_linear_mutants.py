@@ -113,6 +113,22 @@ def test_complement_leverage_refuses_N_equal_M():
     assert ss.complement_leverage(Bt, [3])[0].shape == (4,)
 
 
+def test_complement_leverage_matches_the_projector_and_a_blind_coordinate():
+    """c_j = 1 - P_jj with P the projector on the span of the first n columns of Bt (numpy,
+    explicit); a zero row of Bt (a coordinate with lambda_j = 0, which no feature sees) has
+    c_j = 1 exactly."""
+    rng = np.random.default_rng(7)
+    Bt = rng.standard_normal((7, 4)) * np.array([3.0, 1.0, 0.3, 0.1])
+    Bt[:, :] *= np.linspace(2.0, 0.2, 7)[:, None]
+    Bt[4] = 0.0
+    cs = ss.complement_leverage(torch.as_tensor(Bt), [1, 3])
+    for n, c in zip((1, 3), cs, strict=True):
+        A = Bt[:, :n]
+        P = A @ np.linalg.solve(A.T @ A, A.T)
+        np.testing.assert_allclose(c.numpy(), 1 - np.diag(P), rtol=1e-10, atol=1e-14)
+        assert c[4].item() == 1.0
+
+
 def test_loss_infinite_data_with_tau_matches_the_projector():
     """At D = infinity the loss is sum_j lambda_j tau_j (1 - P_jj), P the projector on the row
     space of u Lambda^(1/2), here built explicitly with numpy (mild spectrum, no

@@ -55,7 +55,8 @@ SEED = 0
 STATUSES = ("killed", "timeout", "survived", "no tests", "skipped", "suspicious", "segfault",
             "not checked")
 
-# one theory module per chapter and one judging module, each with its fast unit tests
+# one theory module per chapter and two judging modules (fitting, claims), each with its
+# fast unit tests
 MODULES = {
     "gradient_flow.model": {
         "path": "src/dltheory/gradient_flow/model.py",
@@ -100,6 +101,9 @@ MODULES = {
             "test_two_stage_uses_the_quadrature_setting_and_approaches_perfect_pt",
             "tests/pretrain_finetune/test_pf_replica_domain.py::"
             "test_pt_replica_matches_exact_minimisers_on_the_domain[0.2-0.95-0.01]"]},
+    "claims": {  # the judging module: verdict rules, WEAK resolution, decidability
+        "path": "src/dltheory/claims.py",
+        "tests": ["tests/test_claims.py", "tests/test_claims_mutants.py"]},
 }
 
 

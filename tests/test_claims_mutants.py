@@ -1,0 +1,142 @@
+"""Verdict-rule details of dltheory.claims that tests/test_claims.py leaves open (written
+against the mutants that survived scripts/mutation_score.py).
+
+Each test names the independent fact it checks: a JSON round trip (what the ledger stores
+re-reads to the same check), a property of the rule (a one-sided interval cannot bound an
+error; the tolerance does not depend on the power rule), or the stated meaning of a field
+(an INCONCLUSIVE claim keeps what it measured, a skipped id is one claim)."""
+
+import json
+from dataclasses import asdict
+
+import numpy as np
+import pytest
+
+from dltheory import claims
+
+
+def _ledger(tmp_path, **kw):
+    return claims.Ledger("demo", scale="smoke", results_dir=tmp_path, **kw)
+
+
+@pytest.mark.parametrize("check", [
+    claims.Check(predicted=2.0, tol=0.1, max_resolution=0.2, detected=True,
+                 detection="the effect is 6 se from 0"),
+    claims.Check(lo=1.0, guard=True),
+    claims.Check(predicted=1.0, lo=0.5, hi=1.5, rounds=(2, 3)),
+    claims.Check(reason="unpowered at smoke"),
+])
+def test_check_survives_the_json_round_trip(check):
+    """The reproduction page re-derives verdicts from the checks a ledger stores: every
+    field (detection, guard, rounds, reason) reads back from JSON to the same Check."""
+    back = claims.Check.from_dict(json.loads(json.dumps(asdict(check))))
+    assert back == check
+
+
+def test_weak_keeps_the_tolerance_and_names_the_cap(tmp_path):
+    """The tolerance a claim must meet does not depend on the power rule: a WEAK claim shows
+    the same tolerance text as the same check without a cap; its note names the cap (20%)
+    and its reason says the resolution is above it."""
+    capped = claims.judge("hard", 1.1, claims.Check(predicted=1.0, tol=0.5, max_resolution=0.2))
+    plain = claims.judge("hard", 1.1, claims.Check(predicted=1.0, tol=0.5))
+    assert capped.verdict == claims.WEAK and plain.verdict == claims.PASS
+    assert capped.tolerance == plain.tolerance != ""
+    assert "max 20%" in capped.notes[0]
+    c = _ledger(tmp_path).check("w", "a weak pass", 1.1, 1.0, tol=0.5)
+    assert c.verdict == claims.WEAK and c.reason == "resolution above its max 20%"
+
+
+def test_one_sided_interval_around_a_prediction_has_unbounded_resolution():
+    """With a prediction and only an upper bound, nothing bounds an error below: the
+    resolution is infinite, so a hard claim with a cap is WEAK; with both bounds the
+    half-width is the far side's."""
+    j = claims.judge("hard", 1.2, claims.Check(predicted=1.0, hi=1.5))
+    assert j.verdict == claims.PASS and j.resolution == float("inf")
+    j = claims.judge("hard", 1.2, claims.Check(predicted=1.0, hi=1.5, max_resolution=0.5))
+    assert j.verdict == claims.WEAK
+    j = claims.judge("hard", 1.0, claims.Check(predicted=1.0, lo=0.9, hi=1.5))
+    assert j.resolution == pytest.approx(0.5)
+
+
+def test_reasons_of_verdicts_that_are_not_a_pass(tmp_path):
+    """Claim.reason: a short budgeted sweep says how many rounds it had; an INCONCLUSIVE
+    claim without a check gives its note; a failing guard 'does not hold' (with its detail
+    when there is one); a FAIL without a measurement says so, with its requirement."""
+    led = _ledger(tmp_path)
+    assert led.check("r", "budgeted", None, 1.0, tol=0.1, rounds=(1, 3)).reason \
+        == "had 1 of 3 rounds"
+    bare = claims.Claim("x", "s", "hard", None, None, "", claims.INCONCLUSIVE, note="too few seeds")
+    assert bare.reason == "too few seeds"
+    assert claims.Claim("y", "s", "hard", None, None, "", claims.INCONCLUSIVE).reason == "undecided"
+    assert led.guard("g1", "disjoint", False).reason == "does not hold"
+    assert led.guard("g2", "disjoint", False, "2 shared").reason == "does not hold: 2 shared"
+    nm = claims.Claim("z", "s", "hard", None, None, ">= 1", claims.FAIL)
+    assert nm.reason == "not measured, required >= 1"
+
+
+def test_complex_measurement_is_not_a_real_number(tmp_path):
+    """A measurement or check value must be a real scalar: a complex numpy scalar (even with
+    zero imaginary part) is refused, as is a complex predicted value read from a check."""
+    with pytest.raises(TypeError, match="real scalar"):
+        _ledger(tmp_path).check("c", "complex", np.complex128(1 + 1j), lo=0.0)
+    with pytest.raises(TypeError, match="real scalar"):
+        claims.Check.from_dict({"predicted": np.complex128(1 + 0j), "tol": 0.1})
+
+
+def test_zero_is_written_as_zero_in_a_tolerance():
+    """An identity's tolerance around 0 reads '|m - 0| <= 1.000e-12': zero is written as
+    '0', not in scientific notation."""
+    j = claims.judge("identity", 0.0, claims.Check(predicted=0.0, tol=1e-12))
+    assert j.tolerance == "|m - 0| <= 1.000e-12"
+
+
+def test_inconclusive_keeps_what_was_measured_and_predicted(tmp_path):
+    """An INCONCLUSIVE claim still shows its measurement and prediction (the table and the
+    findings print them next to the reason)."""
+    c = _ledger(tmp_path).inconclusive("i", "too small", 0.3, note="smoke", predicted=0.5)
+    assert (c.verdict, c.measured, c.predicted) == (claims.INCONCLUSIVE, 0.3, 0.5)
+
+
+def test_skip_takes_a_single_id(tmp_path):
+    """skip('an.id', why) records that one claim (a string is one id, not its characters)."""
+    out = _ledger(tmp_path).skip("DE.joint", "left out by the budget")
+    assert [c.id for c in out] == ["DE.joint"]
+    assert out[0].verdict == claims.INCONCLUSIVE and out[0].reason == "left out by the budget"
+
+
+def test_ledger_json_rounds_wall_time_and_names_the_device(tmp_path):
+    """The JSON ledger stores the wall time to the millisecond and the device the ledger
+    ran on (default the CPU) in its provenance."""
+    d = _ledger(tmp_path).to_dict(wall_s=12.34567)
+    assert d["wall_s"] == 12.346
+    assert d["device"] == d["provenance"]["device"] == "cpu"
+    d = _ledger(tmp_path, device="cuda:1").to_dict(wall_s=0.0)
+    assert d["provenance"]["device"] == "cuda:1"
+
+
+def test_atomic_write_creates_missing_folders(tmp_path):
+    """atomic_write_text writes into a folder that does not exist yet (it creates it)."""
+    path = tmp_path / "a" / "b" / "ledger.json"
+    claims.atomic_write_text(path, "{}\n")
+    assert path.read_text() == "{}\n"
+
+
+def test_summary_counts_weak_checks(tmp_path):
+    """The summary line counts evidence claims that pass with a resolution worse than 25%
+    (a soft claim resolving 40% is shown '1 weak')."""
+    led = _ledger(tmp_path)
+    led.check("s", "soft, coarse", 1.2, 1.0, tol=0.2, kind="soft")
+    assert "1 weak" in led.summary()
+    assert "weak" in led.table()["resolution"][0]
+
+
+def test_off_the_defaults_undecided_claims_are_reported_not_raised(tmp_path, capsys):
+    """Off the defaults, a claim pre-registered as decided but left INCONCLUSIVE is printed
+    by report() (by id), and report() does not raise."""
+    class Rules:
+        DECIDES = {"smoke": ("a",)}
+    led = _ledger(tmp_path, rules=Rules, identity={"defaults": False})
+    led.inconclusive("a", "not decided here", note="off the defaults", kind="hard")
+    led.report(show=True, write=False)
+    out = capsys.readouterr().out
+    assert "undecided here (reported, not enforced): a" in out

@@ -140,3 +140,47 @@ def test_off_the_defaults_undecided_claims_are_reported_not_raised(tmp_path, cap
     led.report(show=True, write=False)
     out = capsys.readouterr().out
     assert "undecided here (reported, not enforced): a" in out
+
+
+def test_ledger_json_stores_the_engine_counts(tmp_path):
+    """Under 'engine' the JSON ledger stores dltheory.experiments.stats(): the tasks the
+    sweep engine computed and loaded from its cache in this process."""
+    from dltheory import experiments
+
+    assert _ledger(tmp_path).to_dict(wall_s=0.0)["engine"] == experiments.stats()
+
+
+def test_table_and_summary_name_the_cap_and_empty_evidence(tmp_path):
+    """A WEAK row's resolution shows the cap it exceeded ('> max 20%'); a ledger with no
+    evidence claim says so in its summary ('0 evidence claims (none)')."""
+    led = _ledger(tmp_path)
+    led.check("w", "weak", 1.1, 1.0, tol=0.5)
+    assert led.table()["resolution"][0] == "60% > max 20%"
+    only = _ledger(tmp_path)
+    only.check("i", "an identity", 0.0, 0.0, tol=1e-12, kind="identity")
+    assert "0 evidence claims (none)" in only.summary()
+
+
+def test_findings_words_and_run_description(tmp_path):
+    """The findings prose: a guard that holds is '**Holds**' (a check of the book's code); a
+    mutated run is named with its mutation; a run at the defaults is not called 'off the
+    defaults'; the header is followed by a blank line so Markdown starts the list."""
+    led = _ledger(tmp_path, identity={"defaults": True})
+    led.guard("g", "index sets are disjoint", True)
+    text = led.findings_text(["g"])
+    assert "- **Holds**: index sets are disjoint" in text
+    assert "off the defaults" not in text
+    assert "**What this build found** (`smoke`):\n\n- " in text
+    mut = _ledger(tmp_path, identity={"defaults": True, "mutation": "drop_ridge"})
+    mut.guard("g", "index sets are disjoint", True)
+    assert "MUTATED (drop_ridge)" in mut.findings_text("g")
+
+
+def test_kinds_frame_counts_each_kind_and_the_evidence():
+    """kinds_frame: one row per chapter with its claims per kind, evidence = hard + soft, and
+    where the count comes from."""
+    rows = [{"kind": k} for k in ("hard", "hard", "soft", "identity")]
+    df = claims.kinds_frame({"ch": ("ledger", rows)})
+    assert list(df.columns) == ["chapter", *claims.KINDS, "evidence", "source"]
+    assert df.iloc[0].to_dict() == {"chapter": "ch", "hard": 2, "soft": 1, "identity": 1,
+                                    "derivation": 0, "evidence": 3, "source": "ledger"}

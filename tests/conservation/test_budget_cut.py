@@ -58,3 +58,27 @@ def test_inverted_gate_raises_at_the_defaults_only():
     with pytest.raises(claims.Undecided, match="CL.matched.gd_slope"):
         _decided_ledger({"defaults": True}).report(show=False, write=False)
     _decided_ledger({"defaults": True, "budget": 30}).report(show=False, write=False)
+
+
+def test_walks_cut_alone_leaves_out_only_the_walk_derivation():
+    """The budget can cut SGD's random-walk sweep while the windows are whole (paper scale,
+    60 s budget): the windows' claims are decided and only the walk's derivation (and its
+    guard) is left out. Before, this path skipped CL.router_sum.adam with an empty reason
+    and the chapter crashed (ValueError)."""
+    from dltheory.conservation import experiments as ex
+
+    cfg = config.Config.for_scale("smoke", disc_seeds=1, ks=(5, 10, 20, 40), id_steps=100,
+                                  sgd_walk_draws=20)
+    win, adam, ident = ex.early_windows(cfg), ex.adam_windows(cfg), ex.identity_runs(cfg)
+    walks = _cut(ex.sgd_walks(cfg), 0, 2, 1, 3)
+    ledger = claims.Ledger("conservation_laws", "smoke", rules=rules)
+    checks.discrete(ledger, cfg, win, ident, adam, walks)
+    assert ledger.claims["CL.adam.tau_exponent"].verdict != claims.INCONCLUSIVE
+    assert ("CL.router_sum.adam" in ledger.claims) == (cfg.E >= 3)
+    assert "CL.sgd.k_exponent" not in ledger.claims
+    assert "CL.sgd_walk.batched_is_loop" not in ledger.claims
+    # and a cut window still gives the Adam claims INCONCLUSIVE with the count
+    ledger = claims.Ledger("conservation_laws", "smoke", rules=rules)
+    checks.discrete(ledger, cfg, _cut(win.copy(), 0, 2, 1, 3), ident, adam, walks)
+    c = ledger.claims["CL.adam.tau_exponent"]
+    assert c.verdict == claims.INCONCLUSIVE and "had 1 of 3 tasks" in (c.note or c.reason)

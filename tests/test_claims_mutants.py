@@ -184,3 +184,34 @@ def test_kinds_frame_counts_each_kind_and_the_evidence():
     assert list(df.columns) == ["chapter", *claims.KINDS, "evidence", "source"]
     assert df.iloc[0].to_dict() == {"chapter": "ch", "hard": 2, "soft": 1, "identity": 1,
                                     "derivation": 0, "evidence": 3, "source": "ledger"}
+
+
+def test_reason_of_a_short_sweep_is_the_rules_not_the_callers_note(tmp_path):
+    """An INCONCLUSIVE claim's reason is the rule's own (re-derived from its check: 'had 1
+    of 3 rounds'), while its note keeps the caller's text as well."""
+    c = _ledger(tmp_path).check("r", "budgeted", None, 1.0, tol=0.1, rounds=(1, 3),
+                                note="the sweep was cut")
+    assert c.reason == "had 1 of 3 rounds"
+    assert c.note == "the sweep was cut; had 1 of 3 rounds"
+
+
+def test_book_table_cells(tmp_path):
+    """The book's six-column claims table: the prediction under the measurement (numbers
+    kept on one line), nothing under a measurement without prediction, the tolerance text,
+    and 'none' for the resolution of a one-sided check (unbounded)."""
+    led = _ledger(tmp_path)
+    led.check("a", "with prediction", 1.05, 1.0, tol=0.1)
+    led.check("c", "interval only", 2.0, lo=1.0)
+    led.check("o", "one-sided", 1.2, 1.0, hi=1.5)
+    rows = claims.style_table(led.table()).data.to_dict("records")
+    nb = '<span style="white-space:nowrap">{}</span>'
+    assert rows[0]["measured"].endswith(f"predicted {nb.format(1)}</span>")
+    assert rows[1]["measured"] == nb.format(2)
+    assert rows[1]["tolerance"] == "&gt;= " + nb.format(1)
+    assert rows[2]["resolution"] == "none &gt; max 20%"
+
+
+def test_kinds_frame_of_no_chapter_keeps_its_columns():
+    """With no chapter recorded yet the kinds table is empty but keeps its header."""
+    df = claims.kinds_frame({})
+    assert len(df) == 0 and list(df.columns) == ["chapter", *claims.KINDS, "evidence", "source"]

@@ -215,3 +215,33 @@ def test_kinds_frame_of_no_chapter_keeps_its_columns():
     """With no chapter recorded yet the kinds table is empty but keeps its header."""
     df = claims.kinds_frame({})
     assert len(df) == 0 and list(df.columns) == ["chapter", *claims.KINDS, "evidence", "source"]
+
+
+def _colour(sty, row, col):
+    return dict(sty.ctx.get((row, col), [])).get("color")
+
+
+def test_styled_table_colours_verdicts_and_mutes_identities(tmp_path):
+    """style_table's documented marks (computed cell styles, not the CSS text): a verdict
+    cell has its verdict's colour and no other cell of an evidence row does; every cell of an
+    identity row but the verdict is muted; the caption is shown. On a summary table the
+    status is coloured and each verdict count of the evidence column stays on one line."""
+    import pandas as pd
+
+    led = _ledger(tmp_path)
+    led.check("a", "evidence", 1.05, 1.0, tol=0.1)
+    led.guard("g", "a guard", True)
+    sty = claims.style_table(led.table(), caption="Claims of demo")
+    sty._compute()
+    green, grey = "#1a7f37", "#8c959f"
+    assert _colour(sty, 0, 1) == green and _colour(sty, 1, 1) == green
+    assert all(_colour(sty, 0, j) is None for j in (0, 2, 3, 4, 5))
+    assert all(_colour(sty, 1, j) == grey for j in (0, 2, 3, 4, 5))
+    assert "<caption>Claims of demo</caption>" in sty.to_html()
+    df = pd.DataFrame({"chapter": ["x"], "status": ["stale"],
+                       "evidence": ["4 PASS, 1 NOT REPRODUCED"]})
+    sty = claims.style_table(df)
+    sty._compute()
+    assert _colour(sty, 0, 1) == "#bc4c00"
+    nb = '<span style="white-space:nowrap">{}</span>'
+    assert sty.data["evidence"][0] == nb.format("4 PASS") + ", " + nb.format("1 NOT REPRODUCED")

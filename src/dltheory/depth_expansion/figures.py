@@ -54,7 +54,7 @@ def bounds_vs_realised(ex: pd.DataFrame, sims: dict, cfg):
     x = np.arange(len(seeds))
     bA = -o.delta_R / 2 - o.delta_erm_pop + 2 * r.A_eps_M
     bB = -o.delta_test - o.delta_erm_S + 2 * (r.B_eps_M + r.B_eps_K)
-    fig, ax = plt.subplots(figsize=(8.6, 3.4))
+    fig, ax = plt.subplots(figsize=(8.6, 3.8))
     ax.axhline(0, color="0.6", lw=0.8)
     se = o.lhs_se if "lhs_se" in o else None
     ax.errorbar(x, o.lhs, yerr=None if se is None else 2 * se, fmt="o", ms=7,
@@ -71,7 +71,9 @@ def bounds_vs_realised(ex: pd.DataFrame, sims: dict, cfg):
     ax.set_ylabel("change in test cross-entropy")
     ax.set_title(f"Inserting a block: bounds vs the realised change ({_tag(cfg)}, "
                  f"$\\delta = {cfg.route_delta:g}$)")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    # below the axes, in the style's font size: beside them it had to shrink to 8 pt, under
+    # the book's legibility floor (plotting.MIN_TEXT_PX) at the column width
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     return fig
 
 

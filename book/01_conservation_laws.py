@@ -493,9 +493,9 @@ if not checks.cut(win):
 #
 # ```{note}
 # Sizes and costs. At `smoke` the model has 23 k parameters. `paper` (d = 128, four layers,
-# 1.9 M parameters, sequences of 64 tokens in batches of 256) costs about 9 s of one CPU
-# thread per recorded GD step, about 16 CPU hours for its sweeps, and is sized for about
-# 8 minutes on one H100 (an estimate from its FLOP count; no GPU was at hand). `full` takes
+# 1.9 M parameters, sequences of 64 tokens in batches of 256) is sized for about 8 minutes
+# on one H100 (an estimate from its FLOP count; no GPU was at hand); on a CPU its sweeps
+# take many hours (the paper step of CI runs them under a budget). `full` takes
 # our reconstruction of the paper's runs, whose sizes it does not state (d = 256, m = 512,
 # 8 experts, 256-token sequences, 13.6 M parameters, 2,000-step runs): an estimated 1-2
 # hours on one H100, in float64. Under `DLTHEORY_BUDGET` a sweep whose first round would

@@ -1,9 +1,10 @@
 """Edges of dltheory.pretrain_finetune.replica that the solver tests leave open (written
-against the mutants that survived scripts/mutation_score.py): a channel without mass, and
-theta_for started from a guess far from the root.
+against the mutants that survived scripts/mutation_score.py): a channel without mass,
+theta_for started from a guess far from the root, and the two-stage FT atoms.
 
 Each test names its independent fact: the defining equation E[eta'] = alpha checked at the
-returned theta (and its uniqueness: E[eta'] decreases in theta), or a domain statement."""
+returned theta (and its uniqueness: E[eta'] decreases in theta), a domain statement, or
+the atoms' weights forming a probability distribution."""
 
 import numpy as np
 import pytest
@@ -33,3 +34,21 @@ def test_theta_for_from_a_far_guess_solves_the_defining_equation(factor):
     assert ch.state(tau, theta)[1] == pytest.approx(alpha, abs=1e-9)
     got = ch.theta_for(tau, alpha, guess=factor * theta)
     assert got == pytest.approx(theta, rel=1e-8)
+
+
+def test_two_stage_ft_atoms_are_a_distribution_over_the_pt_noise():
+    """With a finite PT sample (alpha_PT = 0.6) the FT atoms run over (category, Z'): their
+    weights are the four categories' probabilities times quadrature weights of E over Z'
+    (each summing to 1), so they sum to 1 and give E[B_FT^2] of the task's atoms; the PT
+    stage they come from is the PT replica prediction replica_pt_error(task, 0.6, c_PT)."""
+    from dltheory.pretrain_finetune import Task
+    from dltheory.pretrain_finetune.replica import ft_atoms, replica_pt_error
+
+    task = Task(0.2, 0.5, 0.1)
+    P, B, C, pt = ft_atoms(task, 1e-3, 0.0, 1e-3, alpha_pt=0.6)
+    p, _, b_ft = task.atoms()
+    assert P.sum() == pytest.approx(1.0, abs=1e-4)
+    assert P @ B**2 == pytest.approx(p @ b_ft**2, rel=1e-4)
+    assert np.all(np.isfinite(C) & (C > 0))
+    ref = replica_pt_error(task, 0.6, 1e-3)
+    assert (pt.tau, pt.theta) == pytest.approx((ref.tau, ref.theta), rel=1e-12)

@@ -41,6 +41,26 @@ def test_flow_conserves_the_law(problem):
     np.testing.assert_allclose(gf.balance(U, V) - gf.balance(u, v)[None, :], 0.0, atol=1e-10)
 
 
+def test_flow_at_time_zero_is_the_start(problem):
+    """t = 0 is inside the domain (times >= 0): the flow there is the initial point, as a
+    time or as an array of zeros; repeated times give repeated points. Before, times all 0
+    crashed inside solve_ivp's empty span (AttributeError) and a repeated time in solve_ivp's
+    t_eval (ValueError)."""
+    p, u, v = problem
+    u0, v0 = gf.flow(p, u, v, 0.0)
+    np.testing.assert_array_equal(u0, u)
+    np.testing.assert_array_equal(v0, v)
+    U, V = gf.flow(p, u, v, [0.0, 0.0])
+    assert U.shape == (2, 30) and np.array_equal(U[1], u) and np.array_equal(V[0], v)
+    U, V = gf.flow(p, u, v, [0.0, 0.0, 1.0])
+    U1, V1 = gf.flow(p, u, v, 1.0)
+    np.testing.assert_array_equal(U[0], u)
+    np.testing.assert_allclose(U[2], U1, rtol=1e-10)
+    U, V = gf.flow(p, u, v, [0.5, 1.0, 1.0])
+    np.testing.assert_array_equal(U[1], U[2])
+    np.testing.assert_allclose(U[1], U1, rtol=1e-10)
+
+
 def test_one_step_identity_is_exact(problem):
     p, u, v = problem
     tr = gf.gd(p, u, v, tau=0.05, steps=100)

@@ -191,7 +191,8 @@ def flow(p: Problem, u0: np.ndarray, v0: np.ndarray, t: float | np.ndarray, *,
          rtol: float = 1e-12, atol: float = 1e-14) -> tuple[np.ndarray, np.ndarray]:
     """Gradient flow ``θ' = -∇L(θ)`` integrated with scipy's DOP853.
 
-    t: a time or an increasing array of times. Returns (u, v) of shape (d,) or (len(t), d).
+    t: a time or a non-decreasing array of times (repeats and 0 allowed). Returns (u, v) of
+    shape (d,) or (len(t), d).
     """
     ts = np.atleast_1d(np.asarray(t, dtype=float))
     if np.any(ts < 0) or np.any(np.diff(ts) < 0):
@@ -204,11 +205,18 @@ def flow(p: Problem, u0: np.ndarray, v0: np.ndarray, t: float | np.ndarray, *,
         return np.concatenate([-gu, -gv])
 
     z0 = np.concatenate([np.asarray(u0, float), np.asarray(v0, float)])
-    sol = solve_ivp(rhs, (0.0, float(ts[-1])), z0, method="DOP853", t_eval=ts,
-                    rtol=rtol, atol=atol)
-    if not sol.success:
-        raise RuntimeError(f"solve_ivp failed: {sol.message}")
-    Z = sol.y.T
+    # solve_ivp wants strictly increasing times and a non-empty span: each distinct time
+    # once, and all of them 0 is the start itself
+    uniq, back = np.unique(ts, return_inverse=True)
+    if uniq[-1] == 0:
+        Z = z0[None, :]
+    else:
+        sol = solve_ivp(rhs, (0.0, float(uniq[-1])), z0, method="DOP853", t_eval=uniq,
+                        rtol=rtol, atol=atol)
+        if not sol.success:
+            raise RuntimeError(f"solve_ivp failed: {sol.message}")
+        Z = sol.y.T
+    Z = Z[back.reshape(-1)]
     U, V = Z[:, :d], Z[:, d:]
     if np.ndim(t) == 0:
         return U[0], V[0]

@@ -105,3 +105,10 @@ def test_batched_drift_refuses_a_bad_V0_or_negative_steps():
         gf.gd_drift_batched(p, U0, np.ones((2, 2)), 0.1, steps=2, device="cpu")
     with pytest.raises(ValueError, match="steps"):
         gf.gd_drift_batched(p, U0, np.ones((2, 3)), 0.1, steps=-1, device="cpu")
+
+
+def test_sparse_regression_is_noiseless_by_default():
+    """The docstring's y = X beta* + noise * eps with noise 0 by default: the teacher
+    interpolates the data exactly."""
+    p, beta = gf.sparse_regression(12, 20, 3, seed=4)
+    np.testing.assert_array_equal(p.y, p.X @ beta)

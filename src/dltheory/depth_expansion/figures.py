@@ -276,7 +276,7 @@ def covariance(gdf: pd.DataFrame, cfg):
 
 @_unless_skipped
 def progressive(prog: pd.DataFrame, cfg):
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4.4))
     for key, i, ls in (("test", 0, "-"), ("pop", 2, "-"), ("train", 1, "--")):
         plotting.sim(axes[0], prog["round"], prog[key], color=plotting.color(i), ls=ls,
                      label=key)
@@ -304,7 +304,9 @@ def progressive(prog: pd.DataFrame, cfg):
         plotting.sim(axes[1], pk["round"], pk.gamma_pop.iloc[0] * pk.coherence / c0,
                      color=plotting.color(5), marker="v", ls=":",
                      label=r"$\propto$ coherence $\kappa_k$")
-    axes[1].legend(loc="lower left", fontsize=8)
+    # below the panel, in the style's size (inside it, five entries had to shrink to 8 pt:
+    # under the book's legibility floor, plotting.MIN_TEXT_PX, at the column width)
+    axes[1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     fig.suptitle(_tag(cfg))
     return fig
 

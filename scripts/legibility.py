@@ -21,13 +21,11 @@ matplotlib.use("Agg")
 
 from dltheory import plotting, runtime  # noqa: E402
 
-SMALL: list[str] = []
-
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         sys.exit(__doc__)
-    show = runtime.show
+    show, small_ones = runtime.show, []
 
     def measured_show(fig=None, name=None):
         import matplotlib.pyplot as plt
@@ -35,7 +33,7 @@ def main(argv: list[str]) -> int:
         px, text = plotting.smallest_text_px(fig if fig is not None else plt.gcf())
         small = px < plotting.MIN_TEXT_PX
         if small:
-            SMALL.append(str(name))
+            small_ones.append(str(name))
         print(f"[legibility] {'SMALL' if small else 'ok   '} {name}: {px:.1f} px ({text[:40]!r})",
               file=sys.stderr)
         return show(fig, name)
@@ -43,9 +41,9 @@ def main(argv: list[str]) -> int:
     runtime.show = measured_show
     sys.argv = [argv[0]]
     runpy.run_path(argv[0], run_name="__main__")
-    print(f"[legibility] {len(SMALL)} figure(s) under {plotting.MIN_TEXT_PX:g} px"
-          + (f": {', '.join(SMALL)}" if SMALL else ""), file=sys.stderr)
-    return 1 if SMALL else 0
+    print(f"[legibility] {len(small_ones)} figure(s) under {plotting.MIN_TEXT_PX:g} px"
+          + (f": {', '.join(small_ones)}" if small_ones else ""), file=sys.stderr)
+    return 1 if small_ones else 0
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import fnmatch
 import functools
 import http.server
@@ -234,7 +235,10 @@ class Browser:
         self.proc.wait(timeout=10)
 
 
-async def shoot(browser: Browser, url: str, out_full: Path, tiles_dir: Path, name: str):
+@contextlib.asynccontextmanager
+async def opened(browser: Browser, url: str):
+    """A new tab, WIDTH px wide, showing ``url`` loaded and typeset by MathJax; yields its
+    session and the page's (height, width); the tab is closed afterwards."""
     target = (await browser.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
     session = (await browser.send("Target.attachToTarget",
                                   {"targetId": target, "flatten": True}))["sessionId"]
@@ -247,7 +251,13 @@ async def shoot(browser: Browser, url: str, out_full: Path, tiles_dir: Path, nam
         await browser.wait_event("Page.loadEventFired", session)
         res = await browser.send("Runtime.evaluate", {"expression": WAIT_JS, "awaitPromise": True,
                                                       "returnByValue": True}, session=session)
-        height, width = res.get("result", {}).get("value") or (900, WIDTH)
+        yield session, res.get("result", {}).get("value") or (900, WIDTH)
+    finally:
+        await browser.send("Target.closeTarget", {"targetId": target})
+
+
+async def shoot(browser: Browser, url: str, out_full: Path, tiles_dir: Path, name: str):
+    async with opened(browser, url) as (session, (height, width)):
         wide = await browser.send("Runtime.evaluate", {"expression": WIDE_MATH_JS,
                                                        "returnByValue": True}, session=session)
         for tex in wide.get("result", {}).get("value") or []:
@@ -281,21 +291,17 @@ async def shoot(browser: Browser, url: str, out_full: Path, tiles_dir: Path, nam
             y += p.height
         full.save(out_full, optimize=True)
         return width, height, len(pieces)
-    finally:
-        await browser.send("Target.closeTarget", {"targetId": target})
 
 
 # Text a reader sees raw once MathJax has run: TeX delimiters left untypeset, literal MyST
 # fences and unresolved glue roles, in every text node outside code, scripts and typeset math
-# (the same patterns as scripts/mathcheck/check_math.js, which checks the HTML in CI; this
-# checks the page as the browser shows it).
+# (the patterns of scripts/mathcheck/raw_text.json, which check_math.js applies to the HTML;
+# this checks the page as the browser shows it).
 RAW_TEXT_JS = r"""
 (() => {
   const skip = new Set(['SCRIPT', 'NOSCRIPT', 'STYLE', 'TEXTAREA', 'PRE', 'CODE', 'KBD', 'SAMP',
                         'MJX-CONTAINER', 'MJX-ASSISTIVE-MML', 'MATH']);
-  const raw = [[/\\[(\[]|\$\$/, 'untypeset TeX delimiter'],
-               [/`{3,}|(^|\s):{3,}\s*\{/, 'literal MyST fence'],
-               [/\{glue(:[a-z]+)?\}/, 'unresolved glue role']];
+  const raw = __RAW__.map((r) => [new RegExp(r.pattern), r.what]);
   const found = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
     acceptNode(n) {
@@ -313,25 +319,15 @@ RAW_TEXT_JS = r"""
   }
   return found;
 })()
-"""
+""".replace("__RAW__", (ROOT / "scripts" / "mathcheck" / "raw_text.json").read_text())
 
 
 async def raw_text(browser: Browser, url: str) -> list[str]:
     """What RAW_TEXT_JS finds on ``url`` once the page has loaded and MathJax has run."""
-    target = (await browser.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
-    session = (await browser.send("Target.attachToTarget",
-                                  {"targetId": target, "flatten": True}))["sessionId"]
-    try:
-        await browser.send("Page.enable", session=session)
-        await browser.send("Page.navigate", {"url": url}, session=session)
-        await browser.wait_event("Page.loadEventFired", session)
-        await browser.send("Runtime.evaluate", {"expression": WAIT_JS, "awaitPromise": True,
-                                                "returnByValue": True}, session=session)
+    async with opened(browser, url) as (session, _):
         res = await browser.send("Runtime.evaluate", {"expression": RAW_TEXT_JS,
                                                       "returnByValue": True}, session=session)
         return res.get("result", {}).get("value") or []
-    finally:
-        await browser.send("Target.closeTarget", {"targetId": target})
 
 
 def book_pages(html_dir: Path, patterns: list[str] | None) -> list[str]:

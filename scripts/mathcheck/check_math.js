@@ -119,11 +119,8 @@ function typeset(html, texOptions, docOptions) {
 // formulas MathJax found blanked out. Returns [{text, error}].
 const SKIP_TAGS = new Set(['script', 'noscript', 'style', 'textarea', 'pre', 'code', 'kbd', 'samp',
   'annotation', 'annotation-xml', 'head', 'title']);
-const RAW = [
-  [/\\[(\[]|\$\$/, 'untypeset TeX delimiter'],
-  [/`{3,}|(^|\s):{3,}\s*\{/, 'literal MyST fence'],
-  [/\{glue(:[a-z]+)?\}/, 'unresolved glue role'],
-];
+// the patterns, shared with scripts/screenshots.py's check of the page in Chromium
+const RAW = require('./raw_text.json').map((r) => [new RegExp(r.pattern), r.what]);
 
 function leftovers(html, texOptions, docOptions, typesets = true) {
   const tex = new TeX(Object.assign({}, texOptions, {packages: PACKAGES}));
@@ -268,6 +265,15 @@ function main() {
       failures.push({page: rel, tex: '', error: err.message});
       continue;
     }
+    // text a reader sees raw; a page that loads no MathJax typesets nothing, so every
+    // delimiter on it is raw
+    if (!SKIP_RAW_SCAN.has(path.basename(rel))) {
+      for (const r of leftovers(html, texOptionsFrom(config), docOptionsFrom(config),
+                                loadsMathJax(html))) {
+        nRaw += 1;
+        failures.push({page: rel, tex: '', error: `${r.error}: ...${r.text.replace(/\s+/g, ' ')}...`});
+      }
+    }
     // math nodes, or executed outputs with TeX (claims tables: class mathjax_process)
     const hasMathMarkup = /<[a-z][a-z0-9]*\s[^>]*class="[^"]*\b(math|mathjax_process)\b[^"]*"/.test(html);
     if (!loadsMathJax(html)) {
@@ -281,22 +287,6 @@ function main() {
     nMath += results.length;
     for (const r of results) {
       if (r.error) failures.push({page: rel, tex: r.tex, display: r.display, error: r.error});
-    }
-  }
-  for (const file of files) {
-    const rel = path.relative(dir, file);
-    if (SKIP_RAW_SCAN.has(path.basename(rel))) continue;
-    const html = fs.readFileSync(file, 'utf8');
-    let config = null;
-    try {
-      config = pageConfig(html);
-    } catch (err) {
-      continue; // reported above
-    }
-    // a page that loads no MathJax typesets nothing: every delimiter on it is raw
-    for (const r of leftovers(html, texOptionsFrom(config), docOptionsFrom(config), loadsMathJax(html))) {
-      nRaw += 1;
-      failures.push({page: rel, tex: '', error: `${r.error}: ...${r.text.replace(/\s+/g, ' ')}...`});
     }
   }
   for (const f of failures) {

@@ -182,22 +182,9 @@ for chapter, rows in per_mutation.groupby("chapter", sort=False) if len(per_muta
 lines, per_module, survivors = calibration.mutation_tables(
     ROOT / "book" / "records" / "mutation_score.json", ROOT)
 print("\n".join(textwrap.fill(x, width=88) for x in lines))
-
-
-def wrappable(text, after=r"[,.(=/:]"):
-    """A zero-width space after each of these characters, so that a long path or line of
-    code wraps inside its column instead of pushing the next columns past the page's edge."""
-    return text.str.replace(f"({after})", "\\1\u200b", regex=True)
-
-
-if len(per_module):   # the scores, then each module's tests (one table is wider than the page)
-    scores = per_module.assign(module=wrappable(per_module.module, r"[.]"))
-    scores.insert(scores.columns.get_loc("killed"), "detected", scores.killed + scores.timeout)
-    gone = ["tests", "killed", "timeout"] + (["no tests"] if (scores["no tests"] == 0).all() else [])
-    runtime.display(claims.style_table(scores.drop(columns=gone)))
-    runtime.display(claims.style_table(per_module[["module", "tests"]].assign(
-        tests=wrappable(per_module.tests))))
+scores, tests, survivors = calibration.mutation_page_tables(per_module, survivors)
+if len(scores):
+    runtime.display(claims.style_table(scores))
+    runtime.display(claims.style_table(tests))
 for module, rows in survivors.groupby("module", sort=False) if len(survivors) else []:
-    runtime.display(claims.style_table(
-        rows.drop(columns="module").assign(mutation=wrappable(rows.mutation, r"[,.(=]")),
-        caption=module))
+    runtime.display(claims.style_table(rows.drop(columns="module"), caption=module))

@@ -85,3 +85,28 @@ def test_committed_triage_reproduces_the_record(capsys):
     assert "matches no survivor" not in capsys.readouterr().out
     assert [s["triage"] for m in again["modules"].values() for s in m["survivors"]] == \
         [s["triage"] for m in data["modules"].values() for s in m["survivors"]]
+
+
+def test_page_tables_are_narrow_and_keep_the_counts(tmp_path):
+    """The page shows detected = killed + timeout (the score's numerator), drops 'no tests'
+    only when every module has none, puts the tests in their own table and lets code wrap;
+    the text, read without the zero-width spaces, is unchanged."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "m.py").write_bytes(b"x = 1\n")
+    rec = _record(b"x = 1\n")
+    rec["modules"]["m"]["counts"]["timeout"] = 1
+    (tmp_path / "rec.json").write_text(json.dumps(rec))
+    _, modules, survivors = calibration.mutation_tables(tmp_path / "rec.json", tmp_path)
+    scores, tests, surv = calibration.mutation_page_tables(modules, survivors)
+    assert scores.detected[0] == 3 and "killed" not in scores and "timeout" not in scores
+    assert scores["no tests"][0] == 1 and "tests" not in scores     # one module had one
+    assert list(tests.columns) == ["module", "tests"]
+    def strip(s):
+        return s.str.replace("\u200b", "")
+
+    assert list(strip(surv.mutation)) == list(survivors.mutation)
+    assert list(strip(tests.tests)) == list(modules.tests)
+    modules.loc[:, "no tests"] = 0
+    assert "no tests" not in calibration.mutation_page_tables(modules, survivors)[0]
+    empty = calibration.mutation_tables(tmp_path / "none.json", tmp_path)
+    assert all(t.empty for t in calibration.mutation_page_tables(empty[1], empty[2]))

@@ -237,3 +237,27 @@ def mutation_tables(path: str | Path, root: str | Path):
              f"{data['wall_s']:.0f} s of mutation runs; score = {data['score']}.",
              f"Scope: {data['scope']}."]
     return lines, pd.DataFrame(rows), pd.DataFrame(surv)
+
+
+def wrappable(text, after: str = r"[,.(=/:]"):
+    """``text`` (a Series of strings) with a zero-width space after each character matching
+    ``after``, so that a long path or line of code wraps inside its table column instead of
+    pushing the next columns past the page's edge."""
+    return text.str.replace(f"({after})", "\\1\u200b", regex=True)
+
+
+def mutation_page_tables(modules, survivors):
+    """The three tables the calibration page shows from :func:`mutation_tables`' frames,
+    each narrow enough for the book's column: the scores (``detected`` = killed + timeout, as
+    the score counts them; ``no tests`` only when a mutant had none), each module's tests, and
+    the survivors with their code wrappable. Empty frames stay empty."""
+    if modules.empty:
+        return modules, modules, survivors
+    scores = modules.assign(module=wrappable(modules.module, r"[.]"))
+    scores.insert(scores.columns.get_loc("killed"), "detected", scores.killed + scores.timeout)
+    gone = ["tests", "killed", "timeout"] + (["no tests"] if (scores["no tests"] == 0).all()
+                                             else [])
+    tests = modules[["module", "tests"]].assign(tests=wrappable(modules.tests))
+    if not survivors.empty:
+        survivors = survivors.assign(mutation=wrappable(survivors.mutation, r"[,.(=]"))
+    return scores.drop(columns=gone), tests, survivors

@@ -48,13 +48,14 @@ missing = importlib.util.find_spec("dltheory") is None
 have = None if missing else next(
     (d.version for d in importlib.metadata.distributions(name="dltheory")), "?")
 if "google.colab" in sys.modules and have not in (TAG[1:], "?"):  # absent or another version
-    ls = subprocess.run(["git", "ls-remote", "--tags", REPO, f"refs/tags/{TAG}"],
+    ls = subprocess.run(["git", "ls-remote", REPO, "HEAD", f"refs/tags/{TAG}"],
                         capture_output=True, text=True)
     if ls.returncode:
         sys.exit(f"dltheory: cannot reach {REPO}: {ls.stderr.strip()[-300:]}")
-    ref = TAG if ls.stdout.strip() else "main"
-    print(f"dltheory: installing release {TAG}" if ref == TAG
-          else f"dltheory: release {TAG} is not published yet, installing main")
+    refs = {r: sha for sha, _, r in (x.partition("\t") for x in ls.stdout.splitlines())}
+    ref = TAG if f"refs/tags/{TAG}" in refs else refs.get("HEAD", "main")
+    print(f"dltheory: installing release {TAG}" if ref == TAG else
+          f"dltheory: release {TAG} is not published yet, installing main at commit {ref}")
     widgets = [] if importlib.util.find_spec("ipywidgets") else ["ipywidgets"]  # Explore
     pip = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-U",
                           f"git+{REPO}@{ref}", *widgets], capture_output=True, text=True)

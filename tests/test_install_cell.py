@@ -57,7 +57,7 @@ def _run():
 
 def test_release_tag_installed_with_one_line(colab, monkeypatch, capsys):
     _installed(monkeypatch, None)
-    monkeypatch.setenv("FAKE_TAGS", "abc123\trefs/tags/v0.1.0\n")
+    monkeypatch.setenv("FAKE_TAGS", "0123abc\tHEAD\nabc123\trefs/tags/v0.1.0\n")
     _run()
     assert capsys.readouterr().out == "dltheory: installing release v0.1.0\n"
     args = colab.read_text()
@@ -66,12 +66,15 @@ def test_release_tag_installed_with_one_line(colab, monkeypatch, capsys):
 
 def test_main_when_the_tag_is_not_published(colab, monkeypatch, capsys):
     _installed(monkeypatch, "0.0.9")           # an older copy is upgraded
-    monkeypatch.setenv("FAKE_TAGS", "")
+    sha = "5c56133e0f1d2c3b4a5968778695a4b3c2d1e0f9"
+    monkeypatch.setenv("FAKE_TAGS", f"{sha}\tHEAD\n")
     _run()
     out = capsys.readouterr()
-    assert out.out == "dltheory: release v0.1.0 is not published yet, installing main\n"
+    # the cell says plainly which commit it installs, and installs exactly that commit
+    assert out.out == ("dltheory: release v0.1.0 is not published yet, installing main at "
+                       f"commit {sha}\n")
     assert out.err == ""
-    assert "git+https://github.com/dltheory/dltheory@main" in colab.read_text()
+    assert f"git+https://github.com/dltheory/dltheory@{sha}" in colab.read_text()
 
 
 def test_the_named_version_is_left_alone(colab, monkeypatch, capsys):

@@ -15,6 +15,9 @@ from dltheory.depth_expansion import experiments as dx
 ENTRIES = {m.id: m for m in mutations.registry("depth_expansion")}
 # entries no current claim catches (marked in the registry): shown by the calibration
 UNCAUGHT = {i for i, m in ENTRIES.items() if not m.catches}
+# entries tested on a synthetic expansion table (test_certificate.py): the small network's
+# improvement is too small for its 800 test samples to certify, so nothing flips there
+SYNTHETIC = {"depth_expansion:certificate_sign"}
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +42,9 @@ def verdicts(small):
     for fn in (de.checks.signal, de.checks.jumpboards, de.checks.regularity, de.checks.routes,
                de.checks.lipschitz):
         fn(led, cfg, ex)
-    de.checks.theorems(led, cfg, dx.theorem_sims(cfg, ex))
+    sims = dx.theorem_sims(cfg, ex)
+    de.checks.theorems(led, cfg, sims)
+    de.checks.certificate(led, cfg, ex, sims)
     return {c.id: c.verdict for c in led.claims.values()}
 
 
@@ -48,7 +53,7 @@ def test_every_entry_is_tested_or_marked():
     assert UNCAUGHT == set()
 
 
-@pytest.mark.parametrize("mid", sorted(set(ENTRIES) - UNCAUGHT))
+@pytest.mark.parametrize("mid", sorted(set(ENTRIES) - UNCAUGHT - SYNTHETIC))
 def test_entry_is_caught(mid, small, unmutated):
     m = ENTRIES[mid]
     run = lambda: verdicts(small)   # noqa: E731

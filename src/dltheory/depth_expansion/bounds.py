@@ -177,3 +177,46 @@ def norm_bound_proxy(n, *, a: float, b: float, B_z: float, L_loss: float = 1.0,
     validation.real("delta", delta, lo=0, hi=1, lo_open=True, hi_open=True)
     rad = math.sqrt(2) * L_loss * L_top * a * b * B_z * (math.sqrt(4 * math.log(2)) + 1)
     return 2 * rad / np.sqrt(n) + B * np.sqrt(math.log(2 / delta) / (2 * n))
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """What a held-out test set certifies about one fixed pair (f_old, f_new): with
+    probability >= 1 - delta over the K test samples, R(f_new) - R(f_old) <= upper (and, the
+    other one-sided statement, >= lower), where D = l(f_new) - l(f_old) in [-B, B]."""
+
+    mean: float    # L_test(f_new) - L_test(f_old), the mean of D over the test set
+    term: float    # the one-sided deviation for this pair (a per-pair eps_K)
+    K: int
+    delta: float
+
+    @property
+    def upper(self) -> float:
+        return self.mean + self.term
+
+    @property
+    def lower(self) -> float:
+        return self.mean - self.term
+
+
+def heldout_term(sd: float, K: int, B: float, delta: float) -> float:
+    """One-sided empirical-Bernstein deviation (Maurer & Pontil 2009, Thm 4) of a mean of K
+    i.i.d. values in [-B, B] (range 2B) with sample s.d. ``sd`` (ddof = 1), at level delta:
+
+        sqrt(2 sd^2 log(2/delta) / K) + 7 (2B) log(2/delta) / (3 (K - 1)).
+
+    Valid because f_old and f_new are fixed before the test set is drawn (both depend on S
+    only): no uniformity over the class is needed, unlike the theorems' eps_K."""
+    K = validation.integer("K", K, lo=2)
+    B = validation.real("B", B, lo=0, lo_open=True)
+    sd = validation.real("sd", sd, lo=0)
+    delta = validation.real("delta", delta, lo=0, hi=1, lo_open=True, hi_open=True)
+    log_term = math.log(2.0 / delta)
+    return math.sqrt(2.0 * sd**2 * log_term / K) + 7.0 * 2.0 * B * log_term / (3.0 * (K - 1))
+
+
+def heldout_certificate(mean: float, sd: float, K: int, B: float,
+                        delta: float) -> Certificate:
+    """The held-out test-set certificate of one fixed pair (``heldout_term``)."""
+    mean = validation.real("mean", mean, lo=-B, hi=B)
+    return Certificate(float(mean), heldout_term(sd, K, B, delta), int(K), float(delta))

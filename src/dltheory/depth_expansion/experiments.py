@@ -862,7 +862,8 @@ def theorem_sims(cfg, ex: pd.DataFrame) -> dict:
     """The simulations that make the theorems falsifiable (``transfer``; all in numpy, from
     the expansion table): per old model, coverage and tightness of both routes on its own
     instance and on its worst case (the complementary pair built from f_new's losses on
-    half B); the Hoeffding transfer on the worst-case +-B test losses at the chapter's K
+    half B); the held-out certificate's failure frequency on test sets redrawn from half B
+    (``transfer.simulate_certificate``); the Hoeffding transfer on the worst-case +-B test losses at the chapter's K
     (Delta_R = 2 B x / sqrt(K) for x in rules.HOEFF_X) and at the K the bound asks for at the
     chapter's margin; the same transfer event on each instance's own loss differences; and
     the low-rank null against simulated rank-r covariances."""
@@ -883,7 +884,10 @@ def theorem_sims(cfg, ex: pd.DataFrame) -> dict:
         ev = tr.simulate_transfer_event(L[:, 3] - L[:, 0], cfg.n_test, max(r.delta_R, 0.0),
                                         draws=rules.ROUTE_DRAWS,
                                         seed=seeds.numpy(int(seed), "transfer event"))
-        row = {"seed": seed, "event_fail": ev,
+        cert = tr.simulate_certificate(np.clip(L[:, 3] - L[:, 0], -cfg.B, cfg.B), cfg.n_test,
+                                       cfg.B, cfg.route_delta, draws=rules.ROUTE_DRAWS,
+                                       seed=seeds.numpy(int(seed), "held-out certificate"))
+        row = {"seed": seed, "event_fail": ev, "cert_fail": cert,
                "event_bound": bounds.hoeffding_failure(cfg.n_test, min(max(r.delta_R, 0.0),
                                                                         cfg.B), cfg.B)}
         for k, v in sims.items():

@@ -99,6 +99,18 @@ def _hoeffding_half_K(simulate_hoeffding):
     return wrong
 
 
+def _certificate_no_term(heldout_term):
+    def wrong(sd, K, B, delta):
+        return 0.0
+    return wrong
+
+
+def _certificate_sign(heldout_certificate):
+    def wrong(mean, sd, K, B, delta):
+        return heldout_certificate(-mean, sd, K, B, delta)
+    return wrong
+
+
 def _overlapping_halves(population_halves):
     def wrong(n):
         a, _ = population_halves(n)
@@ -179,6 +191,15 @@ ENTRIES = [
              "worst-case Hoeffding simulation with test sets of K / 2 for K",
              "test-set size halved", "rescaling", _hoeffding_half_K,
              ("DE.hoeffding.tightness",)),
+    # The held-out certificate: its deviation term dropped (the point estimate reported as
+    # a bound), and the loss difference taken the wrong way round (old - new).
+    Mutation("depth_expansion:certificate_no_term", f"{D}.bounds:heldout_term",
+             "held-out certificate without its deviation term (the point estimate as bound)",
+             "dropped term", "dropped term", _certificate_no_term,
+             ("DE.certificate.coverage",)),
+    Mutation("depth_expansion:certificate_sign", f"{D}.bounds:heldout_certificate",
+             "held-out certificate of L(f_old) - L(f_new) for L(f_new) - L(f_old)",
+             "sign of the difference", "sign", _certificate_sign, ("DE.certificate",)),
     Mutation("depth_expansion:population_halves_overlap", f"{D}.experiments:population_halves",
              "the held-out population half B is half A itself (selection = evaluation)",
              "degenerate split", "regime boundary", _overlapping_halves,

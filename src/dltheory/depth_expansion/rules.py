@@ -28,7 +28,7 @@ KINDS = {
     # mechanism: the trained networks decide these (hard evidence)
     "DE.condition1": H, "DE.jumpboard.population": H, "DE.jumpboard.transfer": H,
     "DE.jumpboard.transfer.cos": H, "DE.transformer.condition1": H,
-    "DE.transformer.jumpboard": H,
+    "DE.transformer.jumpboard": H, "DE.certificate": H,
     # calculus on the book's code and proved bounds against themselves
     "DE.function_preserving": I, "DE.conv.function_preserving": I,
     "DE.transformer.function_preserving": I, "DE.first_order": I,
@@ -41,6 +41,7 @@ KINDS = {
     "DE.null_mean": D, "DE.routeA.coverage": D, "DE.routeA.tightness": D,
     "DE.routeB.coverage": D, "DE.routeB.tightness": D, "DE.hoeffding.coverage": D,
     "DE.hoeffding.tightness": D, "DE.hoeffding.K": D, "DE.lowrank_null": D,
+    "DE.certificate.coverage": D,
     # the paper's empirical statements at a scale that may not resolve them
     "DE.condition1.pairing": S, "DE.expansion_vs_control": S, "DE.improvement": S,
     "DE.routeA.event": S, "DE.routes.instances": S, "DE.degenerate": S,
@@ -147,7 +148,7 @@ PAPER_ONLY_SCALES = ("smoke", "standard")
 
 # The claims of the page's "what this build found" box, in reading order.
 FINDINGS = ["DE.condition1", "DE.jumpboard.population", "DE.jumpboard.transfer",
-            "DE.transformer.jumpboard", "DE.routeB.coverage", "DE.routeA.coverage",
-            "DE.hoeffding.coverage", "DE.improvement", "DE.data_alignment", "DE.signal_decay",
+            "DE.transformer.jumpboard", "DE.improvement", "DE.routeA", "DE.routeB",
+            "DE.certificate", "DE.data_alignment", "DE.signal_decay",
             "DE.width_observability", "DE.depth_rebound", "DE.joint_scaling",
             "DE.gradient_covariance.regression", "DE.gradient_covariance.conv", "DE.power_law"]

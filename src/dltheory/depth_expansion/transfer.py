@@ -238,3 +238,21 @@ def simulate_transfer_event(diff: np.ndarray, K: int, delta_R: float, *, draws: 
     diff = validation.array("diff", diff).ravel()
     m = _means(diff[:, None], validation.integer("K", K, lo=1), draws, as_generator(seed))[:, 0]
     return float((m - diff.mean() > delta_R / 2).mean())
+
+
+def simulate_certificate(diff: np.ndarray, K: int, B: float, delta: float, *, draws: int,
+                         seed) -> float:
+    """Failure frequency of the held-out certificate (``bounds.heldout_certificate``) for
+    one fixed pair: over ``draws`` test sets of size K drawn with replacement from the
+    per-sample loss differences ``diff`` = l(f_new) - l(f_old) (the chapter's population
+    half B), how often its upper end lies below the population difference ``diff.mean()``.
+    The certificate promises at most ``delta``."""
+    diff = validation.array("diff", diff, lo=-B, hi=B).ravel()
+    K = validation.integer("K", K, lo=2)
+    both = np.stack([diff, diff**2], axis=1)
+    m = _means(both, K, validation.integer("draws", draws, lo=2), as_generator(seed))
+    sd = np.sqrt(np.maximum(m[:, 1] - m[:, 0] ** 2, 0.0) * K / (K - 1))
+    mean = np.clip(m[:, 0], -B, B)
+    up = np.array([bounds.heldout_certificate(float(a), float(s), K, B, delta).upper
+                   for a, s in zip(mean, sd, strict=True)])
+    return float((up < diff.mean()).mean())

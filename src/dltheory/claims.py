@@ -128,7 +128,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from . import runtime
+from . import BOOK_URL, runtime, validation
 
 PASS, FAIL, WEAK, NOT_REPRODUCED, INCONCLUSIVE = (
     "PASS", "FAIL", "WEAK", "NOT REPRODUCED", "INCONCLUSIVE")
@@ -389,7 +389,44 @@ class Claim:
         why = self.reason if self.verdict == INCONCLUSIVE else ""
         return _one_line(line + (f" - {why}" if why else ""))
 
+    def _repr_html_(self) -> str:
+        """The verdict line of ``repr`` as one line of HTML (what a notebook and the book
+        show after a check): the id links to its row on the reproduction page
+        (``reproduction_link``), the verdict in its table colour; the rest escaped."""
+        text = repr(self)
+        head = f"{self.id} [{self.kind}]: {self.verdict}"
+        if not text.startswith(head):   # cut by _one_line: show it escaped, unlinked
+            return f'<div class="dltheory-verdict">{html.escape(text)}</div>'
+        link = html.escape(reproduction_link(self.id), quote=True)
+        return ('<div class="dltheory-verdict" style="font-family: var(--pst-font-family-'
+                'monospace, monospace); font-size: 0.85em; line-height: 1.4">'
+                f'<a href="{link}" title="this claim on the reproduction page">'
+                f'{html.escape(self.id)}</a> [{html.escape(self.kind)}]: '
+                f'<span style="{VERDICT_STYLE.get(self.verdict, "")}">'
+                f'{html.escape(self.verdict)}</span>{html.escape(text[len(head):])}</div>')
 
+
+def reproduction_link(cid: str) -> str:
+    """Where claim ``cid``'s row is on the reproduction page (``ledgers.anchor_claims``
+    gives each row the id as its anchor): relative in the book build
+    (``$DLTHEORY_STATIC``, chapter pages sit beside ``reproduction.html``), else the
+    published book (Jupyter, Colab, scripts)."""
+    base = "" if validation.env(runtime.ENV_STATIC, False) else f"{BOOK_URL}book/"
+    return f"{base}reproduction.html#{cid}"
+
+
+def _echo(claim: Claim) -> None:
+    """Show a claim's verdict line as it is recorded: in a notebook as a display whose
+    HTML links the id (text/plain is the same line), elsewhere printed."""
+    if runtime.in_notebook():
+        from IPython.display import display
+
+        display(claim)
+    else:
+        print(repr(claim))
+
+
+GLUE_PREFIX = "application/papermill.record/"   # myst_nb.ext.glue.GLUE_PREFIX (Ledger.glue)
 REASON_CHARS = 160   # the reason shown in a verdict line; the full note is in the table
 
 
@@ -601,7 +638,7 @@ class Ledger:
                       j.resolution, c)
         self.claims[id] = claim
         if self.echo:
-            print(repr(claim))
+            _echo(claim)
         return claim
 
     # ------------------------------------------------------------------ rules

@@ -112,7 +112,9 @@ function typeset(html, texOptions, docOptions) {
 }
 
 // Text a reader sees raw: TeX delimiters MathJax did not typeset (in a region the page's
-// configuration ignores, e.g. `mathjax_ignore`, or outside `processHtmlClass`), literal MyST
+// configuration ignores, e.g. `mathjax_ignore`, or outside `processHtmlClass`), single-dollar
+// `$...$` math (the book's MathJax knows only \( \) and \[ \]: a `$` formula in the text
+// is Markdown rendered without MyST's dollarmath, e.g. an output parsed as CommonMark), literal MyST
 // fences (```` ````{dropdown} ```` is no fence when its info string holds backticks) and
 // unresolved `{glue}` roles. Scans every text node outside code, scripts and styles (the
 // tags MathJax itself skips, where a TeX string is code, not math), with the ranges of the
@@ -216,6 +218,9 @@ function selfTest() {
     ['<p>````{dropdown} Show the code</p>', /literal MyST fence/],
     ['<p>:::{note}</p>', /literal MyST fence/],
     ['<p>measured {glue:text}`x`</p>', /unresolved glue/],
+    // a findings list rendered as CommonMark: single-dollar math MathJax never looks for
+    ['<li>Reproduced: $\\sum_d c_d\\,\\psi(\\beta/c_d)$ (measured 0.98)</li>', /single-dollar/],
+    ['<div class="mathjax_ignore">the law \\(h = u^2 - v^2\\) holds</div>', /untypeset TeX/],
   ];
   const ign = {ignoreHtmlClass: 'mathjax_ignore'};
   for (const [body, expected] of raw) {
@@ -224,7 +229,8 @@ function selfTest() {
       throw new Error(`self-test: the raw-text scan did not flag ${body} as ${expected}: ${JSON.stringify(r)}`);
     }
   }
-  const clean = '<p>a \\(x\\) b \\[y\\] c</p><pre>\\(code\\) ```</pre><code>{glue}`k`</code>';
+  const clean = '<p>a \\(x\\) b \\[y\\] c</p><pre>\\(code\\) ```</pre><code>{glue}`k`</code>' +
+    '<p>costs $5 and $6; $HOME</p><code>$x$</code>';
   const rc = leftovers(`<html><body>${clean}</body></html>`, {}, ign);
   if (rc.length) throw new Error(`self-test: the raw-text scan flagged clean text: ${JSON.stringify(rc)}`);
   const good = '\\[\\begin{aligned} x &\\in \\R \\\\ y &= \\sqrt{2} \\end{aligned}\\tag{1}\\]';

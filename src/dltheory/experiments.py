@@ -46,14 +46,19 @@ never serves its results to a clean one) and a digest of the code the task runs
 (``code_digest``: the task function's module, the Config's module and every ``dltheory``
 module they import, transitively, by a static scan of their ``import`` statements; without
 ``figures.py``/``plotting.py``, so a colour change recomputes no sweep, and without the
-engine and budget modules, which decide which tasks run, not what they return). Editing the
+engine and budget modules, which decide which tasks run, not what they return). Floats in
+``task`` and ``config`` enter the key rounded to ``KEY_DIGITS`` (12) significant digits, so
+a grid point computed on another CPU (a last bit from another SIMD path) finds its task,
+while grid points that differ in their 9th digit stay apart. Editing the
 code a task runs invalidates its old results instead of silently reusing them; code reached
 only through ``importlib`` at run time is not seen by the scan. An interrupted sweep
 (Ctrl-C, a time limit, a lost Colab runtime) therefore resumes by running it again: finished
 tasks are loaded, only the missing ones are computed, and the table equals an uninterrupted
 run. Give ``name`` a chapter prefix (``"de_line_search"``) so that chapters running side by
 side never share a folder. ``cache=False`` (or ``DLTHEORY_CACHE=0``) switches the cache off;
-deleting the folder clears it.
+deleting the folder clears it. A cache that cannot be written (a full disk, a read-only
+shared folder) is still read; what is computed is returned, not cached, with one line
+naming the folder (``[cache] cannot write the cache folder ...``).
 
 Each file holds a magic line (``DLTHEORY-TASK 2``; files of another version are recomputed),
 a header line with the task's full key and the sha256 of the payload, then the payload: the
@@ -96,6 +101,12 @@ ran. ``df.attrs["rounds"] = (done, planned)``, ``df.attrs["tasks"] = (in the tab
 planned)``, and ``budget.record()`` lists both under the sweep's name. A rerun with the same
 cache loads the finished tasks for free and adds tasks as its budget allows. Sweeps without
 ``rounds`` are not cut by the budget (the chapter declared them indivisible).
+
+**Progress.** A tqdm bar where ``runtime.progress_enabled()`` (a terminal, a live
+notebook); elsewhere outside a notebook (stderr a pipe or a log, ``CI``, ``progress=False``)
+one line to stderr every ``HEARTBEAT_S`` (20) seconds while a sweep computes, ``[sweep]
+pf_curves: 12/40 tasks, 3/10 rounds, 61 s``, so a script is never silent for long;
+``$DLTHEORY_PROGRESS=0`` turns both off. Notebook outputs get no lines.
 
 **Backends** (``backend=`` or ``$DLTHEORY_BACKEND``), all through ``joblib.Parallel``:
 
@@ -542,24 +553,72 @@ def _platform() -> str:
     return f"{_torch_dtype()}|{'cuda' if torch.cuda.is_available() else 'cpu'}"
 
 
+#: significant digits a float keeps in a cache key. A float in a task or a Config may be
+#: computed (a geometric grid, ``10 ** -k``), and its last bits depend on the machine's SIMD
+#: path (NumPy's ``power`` differs by an ulp between AVX2 and AVX-512); 12 digits leave
+#: 1000 ulps of a float64 to that noise, while values that differ in their 9th digit
+#: (distinct grid points) still get distinct keys. Narrower floats keep their own
+#: ``precision`` less 1 digit (float32: 5).
+KEY_DIGITS = 12
+
+
+def _key_float(x: Any) -> str:
+    """The text of a float in a key: rounded to ``KEY_DIGITS`` significant digits (fewer
+    for a narrower NumPy float), its type kept (``1`` and ``1.0`` stay apart); NaN and the
+    infinities as themselves, ``-0.0`` as ``0.0``."""
+    import math
+
+    digits = KEY_DIGITS
+    np_type = type(x).__module__ == "numpy"
+    if np_type:
+        import numpy as np
+
+        digits = min(KEY_DIGITS, max(1, np.finfo(x.dtype).precision - 1))
+    v = float(x)
+    text = repr(v) if not math.isfinite(v) else repr(float(f"{v:.{digits}g}") + 0.0)
+    return f"{type(x).__name__}({text})" if np_type else text
+
+
 def _canon(x: Any) -> str:
-    """Canonical text of a task value for its key: dicts with sorted keys, the rest by
-    ``repr`` (exact for floats; tells tuples from lists and ints from floats)."""
+    """Canonical text of a task value for its key: dicts with sorted keys, floats rounded
+    (``_key_float``), the rest by ``repr`` (tells tuples from lists and ints from floats)."""
+    import numbers
+
     if isinstance(x, dict):
         items = sorted(x.items(), key=lambda kv: repr(kv[0]))
-        return "{" + ",".join(f"{k!r}:{_canon(v)}" for k, v in items) + "}"
+        return "{" + ",".join(f"{_canon(k)}:{_canon(v)}" for k, v in items) + "}"
     if isinstance(x, (list, tuple)):
         inner = ",".join(_canon(v) for v in x)
         return f"[{inner}]" if isinstance(x, list) else f"({inner})"
+    if isinstance(x, numbers.Real) and not isinstance(x, numbers.Integral):
+        return _key_float(x)
+    if isinstance(x, complex) or type(x).__name__.startswith("complex"):
+        return f"complex({_key_float(x.real)},{_key_float(x.imag)})"
     return repr(x)
+
+
+def _key_value(x: Any) -> Any:
+    """A Config field as its key sees it: floats (also inside tuples, lists, dicts and
+    NumPy float arrays) as their rounded text (``_key_float``), the rest unchanged."""
+    import numbers
+
+    if isinstance(x, dict):
+        return {k: _key_value(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)) and type(x) in (list, tuple):
+        return type(x)(_key_value(v) for v in x)
+    if isinstance(x, numbers.Real) and not isinstance(x, numbers.Integral):
+        return ("float", _key_float(x))
+    if type(x).__name__ == "ndarray" and getattr(x.dtype, "kind", "") in "fc":
+        return ("ndarray", str(x.dtype), x.shape, _canon(x.ravel().tolist()))
+    return x
 
 
 def _config_digest(config: Any) -> str:
     """Digest of a Config's class and fields, without ``BUDGET_FIELDS`` (a budget decides
-    how many rounds run, never what a task computes)."""
+    how many rounds run, never what a task computes); floats rounded (``_key_value``)."""
     import joblib
 
-    fields = [(f.name, getattr(config, f.name)) for f in dataclasses.fields(config)
+    fields = [(f.name, _key_value(getattr(config, f.name))) for f in dataclasses.fields(config)
               if f.name not in BUDGET_FIELDS]
     return joblib.hash((type(config).__module__, type(config).__qualname__, fields))
 
@@ -650,9 +709,20 @@ class _Store:
                 print(f"[cache] {self.folder.name}: task {task} not cached ({e}); return "
                       "plain values (floats, ints, strings, lists, dicts, NumPy arrays, "
                       "DataFrames)", file=sys.stderr, flush=True)
+        except OSError as e:     # a full disk, a read-only folder: the cache is optional
+            root = self.folder.parent
+            if root not in _UNWRITABLE:
+                _UNWRITABLE.add(root)
+                why = e.strerror or type(e).__name__
+                print(f"[cache] cannot write the cache folder {root} ({why}): results are "
+                      "computed, not cached (what it holds is still read)",
+                      file=sys.stderr, flush=True)
 
 
 _UNCACHEABLE: set[Path] = set()
+#: cache roots a write failed in (one line each per process: a full disk or read-only
+#: folder is named once, not once per task)
+_UNWRITABLE: set[Path] = set()
 
 
 def _open_store(fn: Callable, config: Any, name: str, dtype: str | None,
@@ -838,6 +908,8 @@ class _Run:
         self.rounds_done = 0               # rounds completed so far
         self.place: dict[int, int] = {}    # task index -> place in its round
         self.bar = None
+        self.beat: _Heartbeat | None = None
+        self.n_rounds = 1                  # rounds planned (set by ``sweep``)
 
     def load(self, group: list[int]) -> tuple[dict[int, Any], list[int]]:
         """The cached results of a round's tasks, and the tasks left to compute."""
@@ -898,6 +970,8 @@ class _Run:
 
             self.bar = tqdm(total=len(self.tasks), initial=len(self.results), desc=self.name,
                             unit="task", leave=False)
+        if self.bar is None and self.beat is None and heartbeat_enabled():
+            self.beat = _Heartbeat(self)
         t0 = budget.clock()
         results = self._execute(todo)
         try:
@@ -943,6 +1017,47 @@ class _Run:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+        if self.beat is not None:
+            self.beat.stop()
+
+
+#: seconds between two progress lines of a sweep run without a progress bar
+HEARTBEAT_S = 20.0
+
+
+def heartbeat_enabled() -> bool:
+    """Progress lines on stderr (``_Heartbeat``) where no bar shows: in a script or a
+    pipe, not in a notebook (nbmake and the built book keep clean outputs), unless
+    ``$DLTHEORY_PROGRESS=0``."""
+    return validation.env(runtime.ENV_PROGRESS) is not False and not runtime.in_notebook()
+
+
+class _Heartbeat:
+    """One line to stderr every ``HEARTBEAT_S`` seconds while a sweep computes, from a
+    daemon thread, so that a run outside a notebook without a progress bar (stderr not a
+    terminal, ``CI``, ``progress=False``) is never silent for long: ``[sweep] pf_curves:
+    12/40 tasks, 3/10 rounds, 61 s``. A sweep shorter than ``HEARTBEAT_S`` prints
+    nothing."""
+
+    def __init__(self, run: _Run):
+        self.run, self.t0 = run, budget.clock()
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._loop, name=f"heartbeat {run.name}",
+                                       daemon=True)
+        self.thread.start()
+
+    def line(self) -> str:
+        r = self.run
+        rounds = f", {r.rounds_done}/{r.n_rounds} rounds" if r.n_rounds > 1 else ""
+        return (f"[sweep] {r.name}: {len(r.results)}/{len(r.tasks)} tasks{rounds}, "
+                f"{budget.clock() - self.t0:.0f} s")
+
+    def _loop(self) -> None:
+        while not self.done.wait(HEARTBEAT_S):
+            print(self.line(), file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        self.done.set()
 
 
 # A budget cuts at task granularity from the first round on: every chapter copes with a
@@ -1057,6 +1172,7 @@ def sweep(
     show = runtime.progress_enabled() if progress is None else progress
     run = _Run(fn, config, tasks, name, _open_store(fn, config, name, _torch_dtype(), cache),
                b, n_jobs, show)
+    run.n_rounds = len(groups)
     allotted = budget.allot(name) if rounds is not None else None
     try:
         done, ran = _run_rounds(run, groups, allotted)

@@ -17,7 +17,8 @@ record goes stale when (and only when) that code changes:
   comments and blank lines are left out, so rewording a paragraph does not invalidate a
   calibration.
 * ``package``: the ``*.py`` files (without comment and blank lines) of the installed
-  ``dltheory`` package that the chapter runs (:func:`package_sha256` with its name): the
+  ``dltheory`` package that the chapter runs (in a git checkout only the files git tracks:
+  an untracked editor backup changes nothing, :func:`tracked_files`) (:func:`package_sha256` with its name): the
   shared modules and the chapter's own subpackage, keyed by path relative to the package
   so the hash is the same on every machine. Other chapters' modules, the figure modules
   (they draw, they never judge) and the page-side readers (``ledgers``, ``calibration``)
@@ -75,8 +76,26 @@ def _logic(text: str) -> str:
                      if ln.strip() and not ln.lstrip().startswith("#"))
 
 
+def tracked_files(root: Path) -> set[Path] | None:
+    """The files under ``root`` that git tracks (resolved paths), or ``None`` when ``root``
+    is not inside a git checkout, git is missing, or git tracks nothing there (an installed
+    package, a wheel in Colab, a virtual environment inside a checkout): then every file
+    counts. An untracked file (an editor backup ``foo_backup.py``) is not the package's
+    code, so it must not mark a record stale."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--", "."], cwd=root,
+                             capture_output=True, timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    names = [n for n in out.decode("utf-8", "surrogateescape").split("\0") if n]
+    return {(root / n).resolve() for n in names} or None
+
+
 def _judging_files(root: Path, chapter: str | None) -> list[Path]:
     files = [p for p in sorted(root.rglob("*.py")) if "__pycache__" not in p.parts]
+    tracked = tracked_files(root)
+    if tracked is not None:
+        files = [p for p in files if p.resolve() in tracked]
     if chapter is None:
         return files
     if chapter not in CHAPTER_MODULES:

@@ -13,7 +13,10 @@ from dltheory.depth_expansion import diagnostics, rules, transfer
 def test_every_kind_is_a_ledger_kind_and_hard_claims_are_the_mechanism():
     assert set(rules.KINDS.values()) <= set(claims.KINDS)
     hard = {k for k, v in rules.KINDS.items() if v == "hard"}
-    assert hard == set(rules.DECIDES["smoke"]) == set(rules.DECIDES["standard"])
+    # the held-out certificate is hard evidence but not pre-registered as decided: at smoke
+    # its upper end sits within a few hundredths of 0, and no standard run has measured it
+    assert hard - {"DE.certificate"} == set(rules.DECIDES["smoke"]) \
+        == set(rules.DECIDES["standard"])
     # calculus on the book's code and formulas against their own Monte Carlo are not evidence
     for cid in ("DE.first_order", "DE.norm_lipschitz", "DE.lipschitz.top",
                 "DE.transformer.first_order"):

@@ -662,6 +662,7 @@ def conv_grid_task(cfg, task: dict) -> dict:
             "gamma_pop": sT.gamma, "cos": sg.cosine(sS.C, sT.C), "off_energy": cm.off_energy,
             "top_ratio": cm.top_ratio,
             "offdiag_null": diagnostics.lowrank_offdiag(w, imgs.n_classes - 1),
+            "rotation_null": diagnostics.rotation_offdiag(sigma),
             "sigma": sigma.astype(np.float32) if keep else None}
 
 

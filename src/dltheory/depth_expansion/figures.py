@@ -288,6 +288,11 @@ def observability(odf: pd.DataFrame, cfg):
 
 @_unless_skipped
 def covariance(gdf: pd.DataFrame, cfg):
+    """Heat maps of the channel correlation of the activation gradients (``sigma`` of the
+    grid rows that kept it: the deepest depth, first seed), one panel per width; each title
+    gives the off-diagonal energy (``off_energy``) and its rotation null
+    (``rotation_null``, the same spectrum in a random basis; the rank-9 ``offdiag_null``
+    for tables without it)."""
     rows = gdf[gdf.sigma.notna()] if "sigma" in gdf else gdf.iloc[:0]
     n = max(1, len(rows))
     ncol, nrow = min(3, n), -(-n // 3)
@@ -298,7 +303,8 @@ def covariance(gdf: pd.DataFrame, cfg):
     for ax, (_, r) in zip(axes.flat, rows.iterrows(), strict=False):
         im = ax.imshow(diagnostics.correlation(np.asarray(r.sigma, float)), cmap="RdBu_r",
                        vmin=-1, vmax=1)
-        ax.set_title(f"width {r.width}\noff-diag. {r.off_energy:.2f} (null {r.offdiag_null:.2f})")
+        null = r.rotation_null if "rotation_null" in r else r.offdiag_null
+        ax.set_title(f"width {r.width}\noff-diag. {r.off_energy:.2f} (null {null:.2f})")
         ax.set_xticks([])
         ax.set_yticks([])
         ax.grid(False)

@@ -15,6 +15,8 @@
 # 3. builds the HTML with jupyter-book, which takes every chapter from that cache (only the
 #    reproduction page is executed by the build itself, as it reads the fresh ledgers).
 # The whole build holds _build/.book.lock: a second build in this checkout waits for it.
+# A build that stops on a failure marks the previous _build/html stale (a banner on every
+# page, _build/html/STALE); the next build replaces it whole.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 t_start=$SECONDS
@@ -23,6 +25,17 @@ source scripts/setup.sh
 if [ -z "${DLTHEORY_BOOK_LOCK_HELD:-}" ]; then
   exec python scripts/execute_chapters.py --hold-lock -- bash scripts/book.sh "$@"
 fi
+# A build that stops on a failure leaves no unmarked HTML: the previous _build/html gets a
+# STALE file and a banner on every page (scripts/stale_html.py); the next build removes a
+# marked folder and renders every page afresh.
+python scripts/stale_html.py clear _build/html
+on_exit() {
+  local rc=$?
+  if [ "$rc" != 0 ]; then
+    python scripts/stale_html.py mark _build/html "scripts/book.sh exited with status $rc" || true
+  fi
+}
+trap on_exit EXIT
 export DLTHEORY_SCALE="${DLTHEORY_SCALE:-smoke}"
 SCALE=$(python -c "from dltheory import runtime; print(runtime.scale())")
 export DLTHEORY_SCALE="$SCALE"

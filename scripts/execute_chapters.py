@@ -256,15 +256,35 @@ def select(srcs: list[Path], cache, inputs: dict, digest: dict) -> list[Path]:
     return todo
 
 
+def _jobs(raw: str) -> int:
+    """``--jobs``: parsed like ``$DLTHEORY_BOOK_JOBS`` (an integer >= 1, never 0: no
+    chapter would ever start, and the build would wait forever holding its lock)."""
+    from dltheory import validation
+
+    try:
+        return validation.ENVIRONMENT["DLTHEORY_BOOK_JOBS"].parse("--jobs", raw)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).replace("$--jobs", "--jobs")) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    from dltheory import validation
+
+    try:   # every variable this build reads, before the lock is taken or a chapter starts
+        validation.check_environment()
+        jobs = validation.env("DLTHEORY_BOOK_JOBS", 2)
+    except ValueError as e:
+        print(f"execute_chapters: {e}", file=sys.stderr, flush=True)
+        return 2
     if argv[:1] == ["--hold-lock"]:
         cmd = argv[2:] if argv[1:2] == ["--"] else argv[1:]
         return hold_lock(cmd)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("cache", type=Path, help="jupyter-cache folder of this scale")
     ap.add_argument("files", nargs="*", type=Path, help="chapters (default: the TOC's)")
-    ap.add_argument("--jobs", type=int, default=int(os.environ.get("DLTHEORY_BOOK_JOBS", 2)))
+    ap.add_argument("--jobs", type=_jobs, default=jobs,
+                    help="chapters at a time (default $DLTHEORY_BOOK_JOBS, else 2)")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds per cell")
     ap.add_argument("--one", type=Path, help=argparse.SUPPRESS)   # worker mode
     ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)

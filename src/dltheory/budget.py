@@ -96,7 +96,7 @@ def _seconds(value: Any) -> float | None:
     """Budget seconds given to ``start`` (``None``: no budget), checked like the variable."""
     if value is None:
         return None
-    return validation.real("budget seconds", value, 0.0, math.inf, lo_open=True)
+    return validation.real("budget seconds", value, 0.0, validation.MAX_SECONDS, lo_open=True)
 
 
 def _weights(weights: Mapping[str, float] | Iterable[tuple[str, float]] | None) -> dict[str, float]:

@@ -151,6 +151,7 @@ def start(name: str, scale: str | None = None, *, device: str | None = None,
     chapter_config.check_parameters(plain, config_cls, ignore=NOTEBOOK_CONSTANTS)
     cfg = config_cls.for_scale(scale, **knobs)
     rt = runtime.setup(cfg.scale, config=cfg, device=device, dtype=dtype)
+    connect_dask()
     mutations.activate_from_env()     # idempotent: plants $DLTHEORY_MUTATION once, if set
     plotting.use_style()
     ledger = claims.Ledger(ch.name, scale=cfg.scale, device=rt.device,
@@ -160,6 +161,38 @@ def start(name: str, scale: str | None = None, *, device: str | None = None,
     _RUN[0] = ledger
     _end_with_ledger_when_spent()
     return cfg, ledger
+
+
+DASK_CONNECT_S = 10   # seconds start() waits for the scheduler $DLTHEORY_DASK_SCHEDULER names
+
+
+def connect_dask(timeout: float | None = None) -> None:
+    """With the dask backend and ``$DLTHEORY_DASK_SCHEDULER`` set, connect to it now (in
+    the chapter's first cell, within ``timeout`` seconds), so that a closed or wrong
+    scheduler stops the run at once with the variable's name, not at the first sweep after
+    the chapter's start-up. Without the variable a local cluster starts on first use."""
+    from . import experiments, validation
+
+    timeout = DASK_CONNECT_S if timeout is None else timeout
+    if experiments.resolve_backend() != "dask":
+        return
+    addr = validation.env(experiments.ENV_DASK_SCHEDULER)
+    if addr is None:
+        return
+    try:
+        from distributed import Client
+    except ImportError:
+        raise RuntimeError("DLTHEORY_BACKEND=dask needs dask.distributed: "
+                           "pip install 'dltheory[dask]'") from None
+    try:
+        client = Client(addr, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as e:
+        raise RuntimeError(
+            f"${experiments.ENV_DASK_SCHEDULER}={addr!r}: no Dask scheduler answered there "
+            f"within {timeout:g} s ({type(e).__name__}: {str(e)[:200]}); start one "
+            f"(`dask scheduler`), correct the address, or unset it (a local cluster) or "
+            f"$DLTHEORY_BACKEND (no Dask)") from None
+    experiments._DASK_CLIENT = client   # the sweeps use this connection
 
 
 _RUN: list[Any] = [None]   # the ledger of the chapter run in this process

@@ -709,13 +709,21 @@ class Ledger:
         """Glue ``findings(ids)`` as Markdown under ``key`` (``myst_nb.glue``, not shown
         where glued) so the page can paste it with the ``{glue:md}`` role anywhere, also above
         this cell (see "Findings in the prose" in the module docstring). Outside a notebook
-        nothing is glued. Returns the Markdown text."""
+        nothing is glued. Returns the Markdown text.
+
+        Published as ``myst_nb.glue(key, Markdown(text), display=False)`` publishes it (a
+        display whose MIME types carry the ``application/papermill.record/`` prefix and whose
+        metadata names the key under ``scrapbook``), without importing ``myst_nb``: it is
+        only in the ``book`` extra, and a Colab kernel holds only the package."""
         text = self.findings_text(ids, paper=paper)
         if runtime.in_notebook():
-            from IPython.display import Markdown
-            from myst_nb import glue
+            from IPython.core.formatters import format_display_data
+            from IPython.display import Markdown, display
 
-            glue(key, Markdown(text), display=False)
+            bundle, metadata = format_display_data(Markdown(text))
+            metadata["scrapbook"] = {"name": key, "mime_prefix": GLUE_PREFIX}
+            display({GLUE_PREFIX + k: v for k, v in bundle.items()}, raw=True,
+                    metadata=metadata)
         return text
 
     def to_dict(self, wall_s: float | None = None) -> dict:

@@ -121,14 +121,42 @@ def in_colab() -> bool:
     return "google.colab" in sys.modules
 
 
+ENV_ROOT = "DLTHEORY_ROOT"
+_SAID_ROOT: list[Path] = []   # the "not in a checkout" line is printed once per folder
+
+
+def checkout_root() -> Path | None:
+    """The checkout this package is imported from (``<root>/src/dltheory``, beside
+    ``_config.yml``: an editable install or ``src`` on the path), else ``None`` (installed
+    from a wheel or git, as in Colab). Found from the package's own location, never from
+    the working directory."""
+    pkg = Path(__file__).resolve().parent
+    root = pkg.parents[1]
+    if pkg.parent.name == "src" and (root / "_config.yml").is_file():
+        return root
+    return None
+
+
 def repo_root() -> Path:
-    """The repository root (folder holding ``_config.yml`` and ``src/dltheory``), found by
-    walking up from the working directory; the working directory itself when not in a
-    checkout (Colab)."""
+    """Where outputs (``_build/``) go and book sources are looked up:
+
+    1. ``$DLTHEORY_ROOT`` when set (an existing folder);
+    2. else the checkout the package is imported from (:func:`checkout_root`), whatever the
+       working directory: ``cd /tmp && python <checkout>/book/00_gradient_flow.py`` writes
+       into ``<checkout>/_build/`` with the checkout's commit and source digests;
+    3. else (an installed package, no checkout: Colab) the working directory, said once
+       per folder in one line, since nothing else can name a place for the outputs."""
+    env = validation.env(ENV_ROOT)
+    if env is not None:
+        return env.resolve()
+    root = checkout_root()
+    if root is not None:
+        return root
     here = Path.cwd().resolve()
-    for p in (here, *here.parents):
-        if (p / "_config.yml").exists() and (p / "src" / "dltheory").is_dir():
-            return p
+    if here not in _SAID_ROOT:
+        _SAID_ROOT.append(here)
+        print(f"dltheory: the package is installed, not in a checkout: outputs go under "
+              f"{here / '_build'} (set ${ENV_ROOT} to choose another folder)", flush=True)
     return here
 
 
@@ -252,7 +280,10 @@ def setup(
     _start_chapter(config, quiet)
     if not quiet:
         print(rt.banner())
-        if dev.type == "cpu" and in_colab():
+        # a hint to a reader at a live Colab session; a static run (the book build, CI's
+        # Colab-like kernel) makes a page, where it would only mislead
+        static = validation.env(ENV_STATIC, False) or os.environ.get("CI")
+        if dev.type == "cpu" and in_colab() and not static:
             print(f"No GPU in this runtime. {COLAB_HINT}.")
     return rt
 

@@ -160,6 +160,11 @@ def _parse_int(lo: int, hi: float = math.inf, extra: tuple[int, ...] = ()):
     return parse
 
 
+MAX_SECONDS = 366 * 86400.0   # a budget or cap above a year is refused (signal.setitimer
+                              # overflows near 1e10 s; no run here is meant to last a year)
+MAX_JOBS = 1024               # chapters or workers at a time
+
+
 def _parse_seconds(name: str, raw: str) -> float | None:
     if not raw.strip():
         return None
@@ -167,10 +172,19 @@ def _parse_seconds(name: str, raw: str) -> float | None:
         v = float(raw)
     except ValueError:
         v = math.nan
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"${name}={raw!r}: allowed values are a number of seconds in (0, inf) "
-                         f"(unset or empty: no budget)")
+    if not (math.isfinite(v) and 0 < v <= MAX_SECONDS):
+        raise ValueError(f"${name}={raw!r}: allowed values are a number of seconds in "
+                         f"(0, {MAX_SECONDS:.0f}] (at most a year; unset or empty: no budget)")
     return v
+
+
+def _parse_existing_dir(name: str, raw: str) -> Path:
+    p = Path(raw).expanduser()
+    if not raw.strip() or not p.is_dir():
+        what = " is set but empty" if not raw.strip() else f"={raw!r} is not an existing folder"
+        raise ValueError(f"${name}{what}: allowed values are an existing folder (unset it "
+                         f"for the default)")
+    return p
 
 
 def _parse_dir(name: str, raw: str) -> Path:
@@ -201,13 +215,14 @@ SCALE_NAMES = ("smoke", "standard", "paper", "full")
 ENVIRONMENT: dict[str, EnvVar] = {v.name: v for v in (
     EnvVar("DLTHEORY_SCALE", " | ".join(SCALE_NAMES), _parse_choice(*SCALE_NAMES),
            "preset sizes (default smoke under CI, else standard)"),
-    EnvVar("DLTHEORY_BUDGET", "seconds in (0, inf)", _parse_seconds,
+    EnvVar("DLTHEORY_BUDGET", f"seconds in (0, {MAX_SECONDS:.0f}]", _parse_seconds,
            "time budget per chapter; sweeps run the rounds that fit"),
     EnvVar("DLTHEORY_FIRST_ROUND_WHOLE", "1 or 0", _parse_flag,
            "a budget spares the first round of every sweep (default 0: it cuts there too)"),
     EnvVar("DLTHEORY_THREADS", "an integer >= 1", _parse_int(1),
            "torch and BLAS threads per process"),
-    EnvVar("DLTHEORY_JOBS", "an integer >= 1, or -1 (all cores)", _parse_int(1, extra=(-1,)),
+    EnvVar("DLTHEORY_JOBS", f"an integer in [1, {MAX_JOBS}], or -1 (all cores)",
+           _parse_int(1, MAX_JOBS, extra=(-1,)),
            "worker processes of the loky/dask backends"),
     EnvVar("DLTHEORY_BACKEND", "sequential | loky | dask | active",
            _parse_choice("sequential", "loky", "dask", "active"), "how sweeps run their tasks"),
@@ -225,6 +240,38 @@ ENVIRONMENT: dict[str, EnvVar] = {v.name: v for v in (
            "the record of measured times (default book/records/times.json)"),
     EnvVar("DLTHEORY_MUTATION", "a planted-error id of dltheory.mutations", _parse_text,
            "apply one planted error (calibration runs only)"),
+    # --- where outputs go, and the scripts' own variables (scripts/*.sh and *.py read them
+    # through validation.env, or `python -m dltheory.validation NAME DEFAULT` in bash)
+    EnvVar("DLTHEORY_ROOT", "an existing folder", _parse_existing_dir,
+           "the root outputs (_build/) go under (default: the checkout the package is "
+           "imported from, else the working directory)"),
+    EnvVar("DLTHEORY_BOOK_JOBS", f"an integer in [1, {MAX_JOBS}]", _parse_int(1, MAX_JOBS),
+           "chapters scripts/book.sh executes at a time (default 2)"),
+    EnvVar("DLTHEORY_BOOK_LOCK_HELD", "1 or 0", _parse_flag,
+           "set by scripts/execute_chapters.py for the build it runs under the lock"),
+    EnvVar("DLTHEORY_PAPER_BUDGET", f"seconds in (0, {MAX_SECONDS:.0f}]", _parse_seconds,
+           "scripts/test.sh: the budget of each chapter in the paper step (default 30)"),
+    EnvVar("DLTHEORY_INSTALLER", "uv | pip", _parse_choice("uv", "pip"),
+           "scripts/setup.sh: which installer (default uv, pip where uv fails)"),
+    EnvVar("DLTHEORY_EXEC_CACHE", "a folder", _parse_text,
+           "tests/test_book_outputs.py: the execution cache it reads"),
+    EnvVar("DLTHEORY_REQUIRE_EXECUTED", "1 or 0", _parse_flag,
+           "tests/test_book_outputs.py: a missing executed chapter fails (scripts/test.sh)"),
+    EnvVar("DLTHEORY_COLAB_ENV", "1 or 0", _parse_flag,
+           "scripts/test.sh: run the chapters under nbmake in the bare Colab-like venv "
+           "(default 1; scripts/colab_env.sh)"),
+    EnvVar("DLTHEORY_GPU_CHECK_OUT", "a writable folder", _parse_dir,
+           "scripts/gpu_check.sh: its output folder (default _build/gpu)"),
+    EnvVar("DLTHEORY_GPU_CHECK_CAP", f"seconds in (0, {MAX_SECONDS:.0f}]", _parse_seconds,
+           "scripts/gpu_check.sh: the hard cap per chapter"),
+    EnvVar("DLTHEORY_GPU_CHECK_CHAPTERS", "chapter stems, comma-separated", _parse_text,
+           "scripts/gpu_check.sh: which chapters (default all)"),
+    EnvVar("DLTHEORY_GPU_CHECK_SAVE", "a folder", _parse_text,
+           "scripts/gpu_check_report.py: where --save copies the report"),
+    EnvVar("DLTHEORY_GPU_CHECK_SAVE_DIR", "a folder", _parse_text,
+           "scripts/gpu_check.sh: where --save copies the report (default benchmarks/gpu)"),
+    EnvVar("DLTHEORY_GPU_CHECK_COMPARE", "a report.json path", _parse_text,
+           "scripts/gpu_check_report.py: another device's report to compare with"),
 )}
 
 
@@ -244,3 +291,41 @@ def check_environment() -> dict[str, Any]:
     """Parse every declared variable that is set; return ``{name: value}``. Raises the
     first ``ValueError`` (naming the variable and its allowed values)."""
     return {name: env(name) for name in ENVIRONMENT if name in os.environ}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The shell scripts' reader of the declared variables::
+
+        python -m dltheory.validation --check          # every set DLTHEORY_* variable
+        python -m dltheory.validation NAME [DEFAULT]   # NAME's parsed value, else DEFAULT
+        python -m dltheory.validation --list           # the declaration table
+
+    A bad value exits 2 with the variable's name and what is allowed (no traceback)."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args[:1] == ["--list"]:
+            for v in ENVIRONMENT.values():
+                print(f"{v.name:30s} {v.allowed:45s} {v.doc}")
+        elif args[:1] == ["--check"]:
+            check_environment()
+            unknown = sorted(k for k in os.environ
+                             if k.startswith("DLTHEORY_") and k not in ENVIRONMENT)
+            if unknown:
+                print(f"warning: {', '.join(unknown)} set but not a dltheory variable "
+                      f"(declared: python -m dltheory.validation --list)", file=sys.stderr)
+        elif len(args) in (1, 2) and not args[0].startswith("-"):
+            value = env(args[0], args[1] if len(args) == 2 else None)
+            print("" if value is None else value)
+        else:
+            print(main.__doc__, file=sys.stderr)
+            return 2
+    except (KeyError, ValueError) as e:
+        print(str(e).strip("'\""), file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -205,6 +205,29 @@ def test_the_checkout_is_found_from_the_package_not_the_working_directory(tmp_pa
         runtime.repo_root()
 
 
+def test_a_copy_installed_from_git_records_its_commit(monkeypatch, tmp_path):
+    """Colab installs ``git+<repo>@<sha or tag>``: the ledger's provenance records the
+    commit pip installed (PEP 610 ``direct_url.json``), where no checkout gives one."""
+    import importlib.metadata
+    import types
+
+    from dltheory import provenance
+
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    record = json.dumps({"url": "https://github.com/dltheory/dltheory",
+                         "vcs_info": {"vcs": "git", "commit_id": sha, "requested_revision": "main"}})
+    monkeypatch.setattr(importlib.metadata, "distribution",
+                        lambda name: types.SimpleNamespace(read_text=lambda f: record))
+    monkeypatch.setenv("DLTHEORY_ROOT", str(tmp_path))          # no checkout there
+    assert runtime.installed_commit() == sha
+    prov = provenance.record("gradient_flow", "smoke", "cpu")
+    assert prov["commit"] == sha and prov["dirty"] is None
+    monkeypatch.setattr(importlib.metadata, "distribution",       # an editable install
+                        lambda name: types.SimpleNamespace(
+                            read_text=lambda f: '{"url": "file:///x", "dir_info": {"editable": true}}'))
+    assert runtime.installed_commit() is None
+
+
 # --------------------------------------------------------------------------- 4. release
 def _release(tmp_path: Path, tag: str, version_in_init: str, version_in_toml: str):
     repo = tmp_path / "r"

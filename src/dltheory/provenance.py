@@ -148,6 +148,8 @@ def record(chapter: str, scale: str, device: str, root: str | Path | None = None
     from . import __version__
 
     commit, dirty = git_state(root)
+    if commit is None:   # an installed copy (Colab): the commit pip installed it from, if any
+        commit = runtime.installed_commit()
     src = chapter_source(chapter, root)
     return {
         "commit": commit,

@@ -137,6 +137,21 @@ def checkout_root() -> Path | None:
     return None
 
 
+def installed_commit() -> str | None:
+    """The git commit an installed copy was built from, as pip records it for
+    ``pip install git+<repo>@<ref>`` (``direct_url.json``, PEP 610): what a Colab notebook's
+    install cell installed. ``None`` for an editable or a local install."""
+    import importlib.metadata
+    import json
+
+    try:
+        text = importlib.metadata.distribution("dltheory").read_text("direct_url.json")
+        commit = json.loads(text or "null")["vcs_info"]["commit_id"]
+    except (importlib.metadata.PackageNotFoundError, KeyError, TypeError, ValueError):
+        return None
+    return commit if isinstance(commit, str) else None
+
+
 def repo_root() -> Path:
     """Where outputs (``_build/``) go and book sources are looked up:
 

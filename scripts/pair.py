@@ -23,7 +23,8 @@ A notebook viewer (Colab, GitHub, nbviewer, JupyterLab) does not know MyST, so t
   collapsed. In Colab it installs ``dltheory.INSTALL_SPEC`` (with ``ipywidgets`` when
   missing) where dltheory is absent or another version: the release tag of the package
   version the notebook was written from (``v<__version__>``), checked first with
-  ``git ls-remote``, else ``main``, saying which in one line; pip's output is captured
+  ``git ls-remote``, else the commit ``main`` points at (by its hash), saying which in one
+  line; pip's output is captured
   (a failure ends the cell with pip's last lines). Elsewhere it stops where dltheory is
   missing, saying how to install it. The committed notebook
   cannot name its own commit, but it can name the release it belongs to, and the version is

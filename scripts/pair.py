@@ -11,7 +11,10 @@ A notebook viewer (Colab, GitHub, nbviewer, JupyterLab) does not know MyST, so t
 
 - admonitions (```` ```{admonition} Title ````, ``{note}``, ``{tip}``, ``{warning}``,
   ``{important}``, ``{exercise}``) become block quotes with a bold title;
-- ``{dropdown}`` and ``{solution}`` become folded HTML ``<details>`` blocks;
+- ``{dropdown}``, ``{solution}`` and admonitions with ``:class: dropdown`` become folded
+  HTML ``<details>`` blocks;
+- labelled equations (``$$ ... $$ (label)``) get ``\\tag{label}`` and MyST targets
+  (``(label)=``) are dropped;
 - roles become text: ``{doc}`` links to the page in the rendered book, ``{eq}`` gives
   ``(label)``, ``{cite}`` gives ``[key]`` linked to the book's bibliography,
   ``{ref}``/``{numref}`` their text; relative links to the book's pages (``notation.md``,
@@ -54,6 +57,8 @@ ADMONITIONS = {"note": "Note", "tip": "Tip", "warning": "Warning", "important": 
                "seealso": "See also", "hint": "Hint", "caution": "Caution"}
 FOLDED = {"dropdown", "solution"}
 FENCE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<arg>.*)$")
+TARGET = re.compile(r"^\([\w:.-]+\)=\s*$")
+EQ_LABEL = re.compile(r"^\$\$\s*\((?P<label>[\w:.-]+)\)\s*$")
 ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<body>[^`]*)`")
 RUNNING = (
     "> **Running this notebook.** In Colab: *Runtime → Change runtime type → GPU*, then "
@@ -174,7 +179,7 @@ def _convert_block(name: str, arg: str, body: list[str]) -> list[str]:
     while body and not body[-1].strip():
         body.pop()
     text = _markdown("\n".join(body)).split("\n")
-    if name in FOLDED:
+    if name in FOLDED or "dropdown" in opts.get("class", "").split():   # folded admonition
         title = arg or ("Solution" if name == "solution" else "Details")
         return [f"<details><summary>{_markdown(title)}</summary>", "", *text, "", "</details>"]
     title = arg or ADMONITIONS.get(name, name.capitalize())
@@ -185,6 +190,14 @@ def _markdown(src: str) -> str:
     """Rewrite the MyST constructs of one Markdown cell for a notebook viewer."""
     lines, out, i = src.split("\n"), [], 0
     while i < len(lines):
+        if TARGET.match(lines[i]):   # a MyST target "(label)=": nothing to show
+            i += 1
+            continue
+        eq = EQ_LABEL.match(lines[i])
+        if eq:                       # "$$ (label)" closes a labelled equation: \tag it
+            out += [f"\\tag{{{eq['label']}}}", "$$"]
+            i += 1
+            continue
         m = FENCE.match(lines[i])
         if not m or m["name"] in ("math",):
             out.append(lines[i])

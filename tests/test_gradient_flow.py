@@ -1,4 +1,4 @@
-"""The prologue's theory: the law u^2 - v^2, the exact one-step identity (P.1), the tau^2 k
+"""The prologue's theory: the law u^2 - v^2, the exact one-step identity, the tau^2 k
 drift and first-order convergence of GD to the flow."""
 
 import numpy as np
@@ -137,16 +137,19 @@ def test_drift_sweep_is_one_tidy_table(tmp_path, monkeypatch):
     np.testing.assert_allclose(df[(df.sweep == "k") & (df.start == 2)].drift, ref, rtol=1e-10)
 
 
-def test_numbered_equations_avoid_tag_in_dollar_math():
-    """Sphinx wraps multi-line $$ math in `split`, where MathJax rejects \\tag; numbered
-    equations therefore use a top-level amsmath environment."""
+def test_the_prologue_labels_its_equations_and_refers_to_each_label():
+    """Numbered equations are MyST labels (``$$ ... $$ (gf-eq-...)``), never a hand-typed
+    \\tag (Sphinx wraps multi-line $$ math in `split`, where MathJax rejects \\tag); every
+    label is referred to with {eq} and every reference has its label."""
     import re
     from pathlib import Path
 
     src = (Path(__file__).resolve().parents[1] / "book" / "00_gradient_flow.py").read_text()
-    for block in re.findall(r"\$\$(.*?)\$\$", src, flags=re.S):
-        assert "\\tag" not in block
-    assert "\\tag{P.1}" in src
+    assert "\\tag" not in src
+    labels = re.findall(r"^# \$\$ \((gf-eq-[\w-]+)\)$", src, flags=re.M)
+    refs = set(re.findall(r"\{eq\}`(gf-eq-[\w-]+)`", src))
+    assert len(labels) >= 5 and len(set(labels)) == len(labels)
+    assert refs == set(labels), (sorted(refs ^ set(labels)))
 
 
 # --------------------------------------------------------------------------- planted errors

@@ -19,10 +19,11 @@ def grad_vs_loss(ledger, cfg, run: dict) -> None:
 
 
 def identity(ledger, cfg, run: dict) -> None:
-    """GF.identity: the one-step identity (P.1) summed along the run of
+    """GF.identity: the one-step identity (the prologue's gf-eq-sum) summed along the run of
     ``experiments.identity_run(cfg)``, exact up to rounding."""
     ledger.check(
-        "GF.identity", "$h_k - h_0 = \\tau^2 \\sum_{j<k} q(g_j)$ exactly for GD (eq. P.1)",
+        "GF.identity", "$h_k - h_0 = \\tau^2 \\sum_{j<k} q(g_j)$ exactly for GD (the one-step "
+        "identity, summed)",
         measured=run["trajectory"].identity_error, hi=cfg.tol_identity, kind="identity")
 
 
@@ -39,24 +40,25 @@ def drift_fits(table, cfg):
 
 
 def drift(ledger, cfg, table) -> None:
-    """GF.tau_exponent and GF.k_exponent (identities: they follow from (P.1) while
-    ``tau k <= regime_tk``) on the drift table."""
+    """GF.tau_exponent and GF.k_exponent (identities: they follow from the one-step
+    identity while ``tau k <= regime_tk``) on the drift table."""
     fit_tau, fit_k = drift_fits(table, cfg)
     starts = table.start.nunique()
     ledger.check(
-        "GF.tau_exponent", "the drift at fixed $k$ scales as $\\tau^2$ (follows from P.1 while "
-        "$\\tau k \\le 0.1$)", measured=fit_tau.slope, predicted=2.0, tol=cfg.tol_tau_exponent,
-        kind="identity", note=f"95% CI [{fit_tau.lo:.3f}, {fit_tau.hi:.3f}], {starts} starts")
+        "GF.tau_exponent", "the drift at fixed $k$ scales as $\\tau^2$ (follows from the "
+        "one-step identity while $\\tau k \\le 0.1$)", measured=fit_tau.slope, predicted=2.0,
+        tol=cfg.tol_tau_exponent, kind="identity",
+        note=f"95% CI [{fit_tau.lo:.3f}, {fit_tau.hi:.3f}], {starts} starts")
     ledger.check(
-        "GF.k_exponent", "the drift at fixed $\\tau$ grows linearly in $k$, early window (follows "
-        "from P.1 while $\\tau k \\le 0.1$)", measured=fit_k.slope, predicted=1.0,
-        tol=cfg.tol_k_exponent, kind="identity",
+        "GF.k_exponent", "the drift at fixed $\\tau$ grows linearly in $k$, early window "
+        "(follows from the one-step identity while $\\tau k \\le 0.1$)", measured=fit_k.slope,
+        predicted=1.0, tol=cfg.tol_k_exponent, kind="identity",
         note=f"window $k \\le {cfg.k_early}$; 95% CI [{fit_k.lo:.3f}, {fit_k.hi:.3f}]")
 
 
 def flow_order(ledger, cfg, table) -> None:
-    """GF.gd_to_flow_order (derivation: Euler's method is first order): the fitted order of GD's distance from the flow at
-    fixed time (``experiments.flow_error_sweep``)."""
+    """GF.gd_to_flow_order (derivation: Euler's method is first order): the fitted order
+    of GD's distance from the flow at fixed time (``experiments.flow_error_sweep``)."""
     fit = loglog_fit(table.tau.to_numpy(), table.error.to_numpy())
     ledger.check(
         "GF.gd_to_flow_order", "GD is $O(\\tau)$ away from the flow at fixed $t = \\tau k$",

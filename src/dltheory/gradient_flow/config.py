@@ -31,24 +31,25 @@ class Config(ChapterConfig):
     the k-exponent window up to ``k_early = regime_tk / TAU_K`` (at most ``k_max``).
 
     dtype is float64 throughout (numpy, and torch for the batched drift sweep, also on
-    CUDA): the identity (P.1) is checked to ``tol_identity`` and the drift at ``tau = 1e-3``
+    CUDA): the one-step identity is checked to ``tol_identity`` and the drift at ``tau = 1e-3``
     is of order 1e-6, below float32's resolution of ``h``.
 
-    Kinds and tolerances. Evidence (hard): the GD-to-flow order and the gradient against
-    finite differences of the loss. Identities (hold by construction, never evidence): the
-    one-step identity (P.1) and the two drift exponents, which follow from it while
+    Kinds and tolerances (``rules.KINDS``; none is evidence, the prologue has no paper).
+    The gradient against finite differences of the loss is an identity (calculus on the
+    book's code), the GD-to-flow order a derivation (Euler's method is first order); the
+    one-step identity and the two drift exponents are identities, which follow from it while
     ``tau k << 1`` (the drift is ``tau^2 sum_j q(g_j)`` exactly; the gradients move by a
     relative ``O(tau k)``), as chapter 1 labels them; their tolerance 0.1 is that
     correction's size, ``tau k <= 0.1``. Hard tolerances from 24 seeds (problem and start
     drawn from SEED = 0..23): the fitted Euler order is 1.0053 +- 0.0031 at smoke (max
     1.0145), 1.0068 +- 0.0038 at standard (max 1.0186), 1.0045 +- 0.0026 at paper (max
     1.0124) (drawn before the named streams of ``seeds``; with them, 1.0050 +- 0.0017 at
-    smoke, max 1.0085); ``tol_flow_order`` = 0.05 is more than 10 standard deviations beyond the worst
-    mean (it was 0.1 before this calibration; tightened for power, never widened). The
-    gradient/finite-difference ratio (eps 1e-5, 16 directions at 5 points of the identity
-    run) is 1 - 3e-12 +- 1.2e-11 (max ``|dev|`` 2.2e-11); ``tol_grad_fd`` = 1e-8. With two hard
-    claims, each would need a deviation of over 10 standard deviations to FAIL at a correct
-    theory: the family-wise false-FAIL rate is far below 1% (Bonferroni, 0.5% per claim).
+    smoke, max 1.0085); ``tol_flow_order`` = 0.05 is more than 10 standard deviations
+    beyond the worst mean (it was 0.1 before this calibration; tightened for power, never
+    widened). The gradient/finite-difference ratio (eps 1e-5, 16 directions at 5 points of
+    the identity run) is 1 - 3e-12 +- 1.2e-11 (max ``|dev|`` 2.2e-11); ``tol_grad_fd`` =
+    1e-8. Each of the two would need a deviation of over 10 standard deviations to FAIL on
+    correct code.
 
     Cost model (one thread of a 2-core CPU, float64, measured): smoke (2 starts, k_max 400,
     four flow taus) about 3 s of compute; paper (32 starts in 4 blocks of 8, each block one
@@ -74,7 +75,7 @@ class Config(ChapterConfig):
     init_u: float = 0.5           # u0 = init_u + init_noise * N(0, 1), v0 = init_v
     init_v: float = 0.3
     init_noise: float = 0.1
-    tau_id: float = 0.05          # the exact one-step identity (P.1)
+    tau_id: float = 0.05          # the exact one-step identity (gf-eq-sum)
     steps_id: int = 200
     n_tau: int = 12               # drift vs tau at fixed k (tau k <= regime_tk)
     k_fixed: int = 10

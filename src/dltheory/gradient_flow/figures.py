@@ -10,9 +10,15 @@ from .model import balance, flow, gd, scalar_problem
 
 
 def drift(table, cfg):
-    """The headline figure: the drift after ``k_fixed`` steps against tau (left) and the
-    drift against k at ``tau_k`` (right), with the frozen-gradient prediction
-    ``tau^2 k ||q(g_0)||`` (no fitted constant) and the k fit window shaded."""
+    """The headline figure, from the drift table (``experiments.drift_sweep``).
+
+    Left: rows with ``sweep == "tau"``, column ``drift`` against ``tau`` after ``k_fixed``
+    steps: simulation markers at the mean over ``start`` with the spread over starts as
+    error bars; theory dashed, the frozen-gradient prediction ``tau^2 k ||q(g_0)||`` with
+    ``q0`` the mean of column ``q0`` (slope 2, no fitted constant). Right: rows with
+    ``sweep == "k"``, mean ``drift`` against ``k`` at ``tau_k`` as small markers; the same
+    prediction dashed (slope 1) over the early steps, and the k fit window
+    (``k <= k_early``) shaded."""
     by_tau = table[table.sweep == "tau"].pivot(index="start", columns="tau", values="drift")
     by_k = table[table.sweep == "k"].pivot(index="start", columns="k", values="drift")
     taus, ks, q0 = by_tau.columns.to_numpy(), by_k.columns.to_numpy(), table.q0.mean()
@@ -37,9 +43,14 @@ def drift(table, cfg):
 
 
 def scalar_paths(table=None, cfg=None, *, taus=(0.1, 0.4), t_max: float = 6.0):
-    """The two-parameter model from ``(u, v) = (2, 0.1)``: the flow and GD with each step of
-    ``taus`` in the plane (left) and the law ``h`` along the runs (right). Needs no table
-    (the runs take milliseconds); the signature is the role's."""
+    """The two-parameter model ``L = (uv - 1)^2 / 2`` from ``(u, v) = (2, 0.1)``, computed
+    here (no table: the runs take milliseconds; the signature is the role's).
+
+    Left, the ``(u, v)`` plane: the hyperbola ``u^2 - v^2 = h_0`` through the start (thick
+    grey) and the minima ``uv = 1`` (thin grey); the gradient flow up to ``t_max`` dashed
+    (theory); GD for each step in ``taus`` as markers joined by a thin line (simulation,
+    first 12 steps). Right: the law ``h = u^2 - v^2`` along each GD run against the time
+    ``t = tau k`` (markers), and the flow's constant ``h_0`` dashed."""
     scalar = scalar_problem(x=1.0, y=1.0)
     u0s, v0s = np.array([2.0]), np.array([0.1])
     U_flow, V_flow = flow(scalar, u0s, v0s, np.linspace(0.0, t_max, 400))
@@ -71,8 +82,10 @@ def scalar_paths(table=None, cfg=None, *, taus=(0.1, 0.4), t_max: float = 6.0):
 
 
 def gd_to_flow(table, cfg):
-    """GD's distance from the flow at ``t_fixed`` against tau
-    (``experiments.flow_error_sweep``), with a slope-1 guide."""
+    """GD's distance from the flow at a fixed time, from the flow-error table
+    (``experiments.flow_error_sweep``): column ``error`` against column ``tau`` on log-log
+    axes as simulation markers, and the predicted slope 1 (Euler's method is first order)
+    drawn as a guide line just below the last (smallest) step's marker."""
     taus_flow, err = table.tau.to_numpy(), table.error.to_numpy()
     fig, ax = plt.subplots()
     plotting.sim(ax, taus_flow, err,
@@ -88,10 +101,13 @@ def gd_to_flow(table, cfg):
 
 
 def scalar_explorer(tau: float = 0.4, u0: float = 2.0, v0: float = 0.1, t_max: float = 12.0):
-    """The two-parameter model ``L = (uv - 1)^2 / 2`` from ``(u0, v0)``: the flow's minimum
-    (closed form: the hyperbola ``u^2 - v^2 = h_0`` meets ``uv = 1``), the GD path with step
-    ``tau`` up to time ``t_max`` and the law ``h_k`` along it. Instant (a scalar recursion
-    of at most a few thousand steps); for sliders."""
+    """The Explore panel: the two-parameter model ``L = (uv - 1)^2 / 2`` from ``(u0, v0)``,
+    computed here (no table). Left: the hyperbola ``u^2 - v^2 = h_0`` (thick grey), the
+    minima ``uv = 1`` (thin grey), the flow's minimum as a star (theory, closed form: where
+    the hyperbola meets ``uv = 1``) and the GD path with step ``tau`` up to time ``t_max`` as
+    markers (simulation; cut where it diverges). Right: the law ``h_k`` along the GD path
+    against ``t = tau k`` (markers) and the flow's constant ``h_0`` dashed. Instant (a
+    scalar recursion of at most a few thousand steps); for sliders."""
     h0 = u0 * u0 - v0 * v0
     steps = int(np.ceil(t_max / tau))
     u_star = np.sqrt((h0 + np.sqrt(h0 * h0 + 4.0)) / 2.0)     # u^2 - 1/u^2 = h0

@@ -11,7 +11,7 @@ Conservation law of the flow ``θ' = -∇L(θ)``: ``h = u² - v²`` (coordinate-
 
 One GD step ``θ ← θ - τ g`` changes it by exactly the second-order term::
 
-    h_{k+1} - h_k = τ² q(g_k),   q(g) = g_u² - g_v²                          (P.1)
+    h_{k+1} - h_k = τ² q(g_k),   q(g) = g_u² - g_v²      (gf-eq-step)
 
 (the first-order term is the flow's zero). On this model ``q(g) = -r² h``, so
 ``h_{k+1} = (1 - τ² r_k²) h_k``: GD shrinks ``|h|``, by ``τ² Σ_j r_j² |h|`` at first order.
@@ -135,7 +135,7 @@ def q(g_u: np.ndarray, g_v: np.ndarray) -> np.ndarray:
 class Trajectory:
     """A GD run. U, V: (steps + 1, d) the iterates; h: (steps + 1, d) the law after each
     step; q_sum: (steps + 1, d) the accumulator ``Σ_{j<k} τ² q(g_j)`` (exact drift per
-    (P.1)); loss: (steps + 1,)."""
+    gf-eq-step)); loss: (steps + 1,)."""
 
     U: np.ndarray
     V: np.ndarray
@@ -161,7 +161,7 @@ class Trajectory:
 
     @property
     def identity_error(self) -> float:
-        """``max_k ||(h_k - h_0) - Σ_{j<k} τ² q(g_j)||_∞``: zero up to rounding by (P.1)."""
+        """``max_k ||(h_k - h_0) - Σ_{j<k} τ² q(g_j)||_∞``: zero up to rounding by the one-step identity."""
         return float(np.abs((self.h - self.h[0]) - self.q_sum).max())
 
 

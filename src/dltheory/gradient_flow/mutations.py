@@ -26,7 +26,7 @@ def _residual_sum(residual_grad):
 
 
 def _grad_x2(grad):
-    # twice the gradient of the loss: GD, the flow and (P.1) all use it, so only the loss sees it
+    # twice the gradient of the loss: GD, the flow and the one-step identity all use it, so only the loss sees it
     def mutant(p, u, v):
         g_u, g_v = grad(p, u, v)
         return 2.0 * g_u, 2.0 * g_v

@@ -6,7 +6,7 @@ and each of its claims checks the book's own code against calculus or a proved t
 
 * ``GF.grad_vs_loss``: the gradient against central differences of the same loss, calculus
   on the book's code (an identity);
-* ``GF.identity``, ``GF.tau_exponent``, ``GF.k_exponent``: the one-step identity (P.1) and
+* ``GF.identity``, ``GF.tau_exponent``, ``GF.k_exponent``: the one-step identity and
   the drift rates that follow from it (identities);
 * ``GF.gd_to_flow_order``: Euler's method is first order, a theorem, checked against this
   model's own flow (a derivation).

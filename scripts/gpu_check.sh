@@ -42,6 +42,9 @@ while [ $# -gt 0 ]; do
     *) SCALE="$1"; shift ;;
   esac
 done
+# every DLTHEORY_* variable set (the budget, the cap, the output folder, ...) is checked
+# first, by the package's one table of them (dltheory.validation), naming what is allowed
+"${PYTHON:-python}" -m dltheory.validation --check || exit 2
 if [ -n "${DLTHEORY_BUDGET:-}" ]; then
   # checked by the package (a positive finite number of seconds); the cap stops a hang
   # only: a budgeted chapter ends within 1.25 x budget + start-up, which a loaded machine

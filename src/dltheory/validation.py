@@ -174,7 +174,8 @@ def _parse_seconds(name: str, raw: str) -> float | None:
         v = math.nan
     if not (math.isfinite(v) and 0 < v <= MAX_SECONDS):
         raise ValueError(f"${name}={raw!r}: allowed values are a number of seconds in "
-                         f"(0, {MAX_SECONDS:.0f}] (at most a year; unset or empty: no budget)")
+                         f"(0, {MAX_SECONDS:.0f}] (at most a year; unset or empty: "
+                         f"{'no budget' if name == 'DLTHEORY_BUDGET' else 'the default'})")
     return v
 
 
@@ -264,7 +265,7 @@ ENVIRONMENT: dict[str, EnvVar] = {v.name: v for v in (
            "scripts/gpu_check.sh: its output folder (default _build/gpu)"),
     EnvVar("DLTHEORY_GPU_CHECK_CAP", f"seconds in (0, {MAX_SECONDS:.0f}]", _parse_seconds,
            "scripts/gpu_check.sh: the hard cap per chapter"),
-    EnvVar("DLTHEORY_GPU_CHECK_CHAPTERS", "chapter stems, comma-separated", _parse_text,
+    EnvVar("DLTHEORY_GPU_CHECK_CHAPTERS", "chapter stems, by commas or spaces", _parse_text,
            "scripts/gpu_check.sh: which chapters (default all)"),
     EnvVar("DLTHEORY_GPU_CHECK_SAVE", "a folder", _parse_text,
            "scripts/gpu_check_report.py: where --save copies the report"),

@@ -41,6 +41,7 @@ def _first(ex: pd.DataFrame, cfg) -> pd.Series:
 
 
 @_unless_skipped
+@_unless_skipped
 def certified(ex: pd.DataFrame, cfg):
     """The headline figure: what is certified. Per old model (seed, x axis): the measured
     change L_test(f_new) - L_test(f_old) (column ``lhs``) as a marker with its paired 2 s.e.
@@ -115,6 +116,9 @@ def bounds_vs_realised(ex: pd.DataFrame, sims: dict, cfg):
 
 @_unless_skipped
 def condition1_null(ex: pd.DataFrame, cfg):
+    """Condition 1 against the permutation null, first seed: histogram of ||C_pi||_F over
+    shuffles of g (column ``null``); dashed, the null's exact r.m.s. (``null_sq_pred``);
+    dotted, its mean part (``mean_part``); solid, the paired signal (``gamma_pop``)."""
     e0 = _first(ex, cfg)
     fig, ax = plt.subplots()
     ax.hist(e0.null, bins=25, color=plotting.color(5), alpha=0.8, label="permutation null")
@@ -132,6 +136,9 @@ def condition1_null(ex: pd.DataFrame, cfg):
 
 @_unless_skipped
 def line_search(ex: pd.DataFrame, cfg):
+    """The population jumpboard's line search, first seed: R(eta) - R(0) along -v_pop on
+    half A, half B, S and the test set (``curves``, markers and lines); the tangent
+    -gamma eta dashed (theory); the chosen step eta* dotted (``eta_pop``)."""
     e0 = _first(ex, cfg)
     c = e0.curves
     fig, ax = plt.subplots(figsize=(5.6, 3.6))
@@ -168,6 +175,10 @@ def _bars(ax, labels, values, roles, total, title):
 
 @_unless_skipped
 def waterfall(ex: pd.DataFrame, cfg):
+    """Both routes' exact decompositions, first seed, as waterfalls: gains in green
+    (-Delta_R, -Delta_ERM columns ``delta_R``, ``delta_erm_pop`` / ``delta_test``,
+    ``delta_erm_S``), generalisation brackets in orange (``gap_bracket``, ``test_bracket`` /
+    ``tg_bracket``), the measured change in blue (``lhs``)."""
     e = _first(ex, cfg)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), sharey=True)
     lo1, hi1 = _bars(axes[0], [r"$-\Delta_R$", r"$-\Delta^{pop}_{ERM}$", "G bracket",
@@ -187,6 +198,9 @@ def waterfall(ex: pd.DataFrame, cfg):
 
 @_unless_skipped
 def norm_bound(ex: pd.DataFrame, cfg):
+    """The norm-based eps_M(n) proxy (``bounds.norm_bound_proxy`` with the first seed's
+    ``U_norm``, ``z_max``) dashed (theory) with its n^-1/2 slope drawn, against the loss
+    range B and the largest measured |G(f_new)| (``pop_new - train_new``)."""
     e = _first(ex, cfg)
     ns = np.geomspace(1e3, 1e7, 20)
     eps_n = bounds.norm_bound_proxy(ns, a=e.U_norm, b=1.0, B_z=e.z_max, B=cfg.B)
@@ -205,6 +219,9 @@ def norm_bound(ex: pd.DataFrame, cfg):
 
 @_unless_skipped
 def rms_hist(ex: pd.DataFrame, cfg):
+    """Histogram of the RMS of every block's pre-normalisation sums, first seed
+    (``rms_pre``), against sqrt(eps) (dashed, ``norm_eps``) and the 1st percentile r
+    (dotted, ``rms_r1``)."""
     e = _first(ex, cfg)
     pre = np.asarray(e.rms_pre, float)
     fig, ax = plt.subplots()
@@ -222,6 +239,8 @@ def rms_hist(ex: pd.DataFrame, cfg):
 
 @_unless_skipped
 def alignment(df: pd.DataFrame, cfg):
+    """cos(C_S, C_pop) against the training-set size n at a fixed number of steps: seeds as
+    markers (``cos``), the seed mean as a line."""
     m = df.groupby("n").cos.mean()
     fig, ax = plt.subplots()
     ax.plot(df.n, df.cos, "o", color=plotting.color(0), alpha=0.5, label="seeds")
@@ -236,6 +255,9 @@ def alignment(df: pd.DataFrame, cfg):
 
 @_unless_skipped
 def grid(gdf: pd.DataFrame, cfg):
+    """The depth x width grid (cells that reached the matched loss): left, test (solid,
+    ``test``) and training (dashed, ``train``) risk against depth per width; right, the
+    signal ``gamma_pop`` at the middle layer; seed mean +- s.e. as markers."""
     ok = gdf[gdf["reached"]] if "reached" in gdf else gdf
     g = ok.groupby(["width", "depth"])[["train", "test", "gamma_pop"]]
     cell, se = g.mean().reset_index(), g.sem().reset_index()
@@ -271,6 +293,9 @@ def _grid_data(cfg) -> str:
 
 @_unless_skipped
 def observability(odf: pd.DataFrame, cfg):
+    """Observability against width at matched training loss: cos(C_S, C_pop) (``cos``, the
+    pre-registered measure), gamma_S / null mean (``ratio``) and the z-score (``z``); seeds
+    as markers, the mean as a line."""
     fig, axes = plt.subplots(1, 3, figsize=(10, 3.4))
     m = odf.groupby("width")[["cos", "ratio", "z"]].mean()
     labels = {"cos": r"cos$(\hat C_S, \hat C_{pop})$ (the measure)",
@@ -318,6 +343,10 @@ def covariance(gdf: pd.DataFrame, cfg):
 
 @_unless_skipped
 def progressive(prog: pd.DataFrame, cfg):
+    """Progressive deepening: left, test / population / training risk per round (``test``,
+    ``pop``, ``train``; markers and lines); right, log-log, the signal of each round's block
+    (``gamma_pop``, ``gamma_S``) with the slope -1 of assumption G (a = 1) drawn, and
+    gamma's two factors rescaled to round 1 (``g_norm``, ``coherence``) where recorded."""
     fig, axes = plt.subplots(1, 2, figsize=(9, 4.4))
     for key, i, ls in (("test", 0, "-"), ("pop", 2, "-"), ("train", 1, "--")):
         plotting.sim(axes[0], prog["round"], prog[key], color=plotting.color(i), ls=ls,

@@ -36,17 +36,26 @@ UV_ARGS=$(python scripts/pip_to_uv.py args)
 CONSTRAINTS=$(mktemp)
 grep -vE '^\s*(#|$)' requirements.txt | sed 's/\s*#.*$//' > "$CONSTRAINTS"
 trap 'rm -f "$CONSTRAINTS"' EXIT
-uvpip() { env $UV_ENV python -m uv pip "$@" --python "$PY" $UV_ARGS --constraint "$CONSTRAINTS" -q; }
+# uv where setup.sh installed it (parallel, from its cache: seconds), else pip
+if python -m uv --version >/dev/null 2>&1; then
+  uvpip() { env $UV_ENV python -m uv pip "$@" --python "$PY" $UV_ARGS --constraint "$CONSTRAINTS" -q; }
+  mkvenv() { python -m uv venv -q --python "$(python -c 'import sys; print(sys.executable)')" "$1"; }
+  REINSTALL=(--reinstall-package dltheory)
+else
+  uvpip() { "$PY" -m pip install -q --constraint "$CONSTRAINTS" "${@:2}"; }
+  mkvenv() { python -m venv "$1"; }
+  REINSTALL=(--force-reinstall)
+fi
 if [ ! -x "$PY" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
   rm -rf "$ENV_DIR"
   echo "   creating the Colab-like environment $ENV_DIR (torch==2.13.0 first, the package's declared dependencies, ipykernel)"
-  python -m uv venv -q --python "$(python -c 'import sys; print(sys.executable)')" "$ENV_DIR"
+  mkvenv "$ENV_DIR"
   uvpip install torch==2.13.0
   uvpip install . ipykernel
   echo "$WANT" > "$STAMP"
 else
   # the package as it is now (non-editable: a copy in site-packages); its dependencies kept
-  uvpip install --reinstall-package dltheory --no-deps .
+  uvpip install "${REINSTALL[@]}" --no-deps .
 fi
 # the stub of Colab's google.colab, imported by the kernel at start (an IPython startup file)
 SITE=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')

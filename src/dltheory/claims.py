@@ -1094,7 +1094,10 @@ def _finding(c: Claim, scale: str) -> str:
     what = f"{c.statement} (`{c.id}`, {c.kind})"
     if c.kind not in EVIDENCE:
         word = "Holds" if c.verdict == PASS else "Does not hold"
-        return f"- **{word}**: {what}; a check of the book's own code, not evidence."
+        guard = c.check is not None and c.check.guard     # a guard's number is 1 or 0
+        nums = "" if guard or c.measured is None else f": measured {_show(c.measured)}" + (
+            f" (required {c.tolerance})" if c.tolerance else "")
+        return f"- **{word}**: {what}{nums}; a check of the book's own code, not evidence."
     nums = "" if c.measured is None else f"measured {_show(c.measured)}"
     if c.predicted is not None and c.measured is not None:
         nums += f" against the predicted {_show(c.predicted)}"

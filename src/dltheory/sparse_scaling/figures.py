@@ -36,6 +36,10 @@ def _ticks(ax):
 
 
 def data_model(res: dict, cfg: Config):
+    """Left: the 0/1 activation pattern of 60 samples (``res["pattern"]``). Middle: the
+    empirical second moments ``res["m2"]`` (markers) against lambda_j (theory, dashed).
+    Right: one draw's K(D) (``res["K_curve"]``, markers), the exact sum E K(D) (dashed) and
+    the Heaps asymptote with its predicted slope 1/(alpha1 + 1)."""
     fig, axs = plt.subplots(1, 3, figsize=(11, 3.6))
     axs[0].imshow(res["pattern"], aspect="auto", cmap="Greys", interpolation="nearest")
     axs[0].set(xlabel="coordinate j", ylabel="sample", title="sparsity pattern (60 samples)")
@@ -59,6 +63,9 @@ def data_model(res: dict, cfg: Config):
 
 
 def decomposition(df, cfg: Config):
+    """The oracle-ridge loss at N = 64 split into observed error, leakage and never-seen
+    floor (columns ``observed``, ``leakage``, ``never seen`` of ``df`` by ``D``): left as
+    shares (stacked bars), right as values (markers) with their total."""
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.3))
     parts = ["observed", "leakage", "never seen"]
     share = df[parts].values / df[parts].values.sum(1, keepdims=True)
@@ -76,6 +83,9 @@ def decomposition(df, cfg: Config):
 
 
 def alpha_n(df, out: dict, cfg: Config):
+    """Left: the sampled model-limited loss l_inf(N) (mean over draws of ``df.loss``,
+    markers), the deterministic equivalent l_DE(N) (``out["de"]``, dashed) and the predicted
+    slope -alpha_N. Right: local slopes of both against the predicted alpha_N."""
     sim = df[df.seed >= 0].groupby("N").loss.mean()
     Ns = sim.index.values
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
@@ -93,6 +103,9 @@ def alpha_n(df, out: dict, cfg: Config):
 
 
 def alpha_d(res: dict, out: dict, cfg: Config):
+    """Left: the sampled N = infinity loss (mean of ``res["sampled"].loss`` per D, markers),
+    the exact floor E T(D) at the same M (``res["ET_window"]``, dashed) and at large M
+    (``res["ET"]``, dashed) with the predicted slope -alpha_D. Right: local slopes."""
     sim = res["sampled"].groupby("D").loss.mean()
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
     plotting.sim(axs[0], sim.index, sim.values, label=r"$\mathbb{E}_w\ell$ at $N=\infty$, sampled X")
@@ -108,6 +121,8 @@ def alpha_d(res: dict, out: dict, cfg: Config):
 
 
 def asymmetry(an_df, ad_res: dict, dense_df, cfg: Config):
+    """The three sampled curves (markers): l_inf against N, the sparse and the dense N =
+    infinity losses against D (mean ``loss`` of each table)."""
     fig, ax = plt.subplots(figsize=(5.5, 3.5))
     for i, (df, lab, mk) in enumerate(((an_df[an_df.seed >= 0], r"vs N: $\ell_\infty(N)$ (sparse = dense)", "o"),
                                        (ad_res["sampled"], "vs D: sparse, N = inf", "s"),
@@ -144,6 +159,9 @@ def headline(an_df, ad_res: dict, dense_df, cfg: Config):
 
 
 def double_descent(res: dict, cfg: Config):
+    """Left, sparse data: ridgeless (``ridgeless``, markers and line) and oracle-ridge
+    (``ridge``, dashed) losses against N for each D of the first draw, rank X dotted and
+    E K(D) thin. Right, dense data: the same mean curves, the threshold N = D dotted."""
     fig, axs = plt.subplots(1, 2, figsize=(11, 3.6))
     c = res["curves"]
     first = c[c.seed == c.seed.min()]
@@ -167,29 +185,43 @@ def double_descent(res: dict, cfg: Config):
 
 
 def combined_law(out: dict, cfg: Config):
+    """Left: the oracle-ridge grid (``g.ridge``, markers) against D at a few N, the fitted
+    two-term law (``out["law"]``, dashed) and the Bayes-readout losses (``g.bayes``, thin).
+    Right: the finite-D interaction ``(ridge - linf - E T(D)) / ridge`` of every fitted grid
+    point against N / E K(D) (``out["interaction"]``), markers; the crossover N = E K(D)
+    dotted."""
     g, law = out["g"], out["law"]
     Ng, Dg = np.unique(g.N), np.unique(g.D)
     R = g.pivot(index="N", columns="D", values="ridge").values
     B = g.pivot(index="N", columns="D", values="bayes").values
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
-    for i, k in enumerate(range(0, len(Dg), max(1, len(Dg) // 5))):
-        col = plotting.color(i)
-        plotting.sim(axs[0], Ng, R[:, k], color=col, label=f"D = {Dg[k]}", ms=4)
-        plotting.theory(axs[0], Ng, law(Ng, Dg[k]), color=col, label=None)
-    plotting.loglog(axs[0], xlabel="N", ylabel="oracle-ridge loss", title="grid (markers) and fitted law (dashed)")
-    axs[0].legend()
     for i, k in enumerate(range(0, len(Ng), max(1, len(Ng) // 5))):
         col = plotting.color(i)
-        plotting.sim(axs[1], Dg, R[k], color=col, label=f"N = {Ng[k]}", ms=4)
-        plotting.theory(axs[1], Dg, law(Ng[k], Dg), color=col, label=None)
-        axs[1].plot(Dg, B[k], color=col, lw=0.8, alpha=0.6)
-    plotting.loglog(axs[1], xlabel="D", ylabel="loss (thin: Bayes readout)",
+        plotting.sim(axs[0], Dg, R[k], color=col, label=f"N = {Ng[k]}", ms=4)
+        plotting.theory(axs[0], Dg, law(Ng[k], Dg), color=col, label=None)
+        axs[0].plot(Dg, B[k], color=col, lw=0.8, alpha=0.6)
+    plotting.loglog(axs[0], xlabel="D", ylabel="loss (thin: Bayes readout)",
                     title=f"combined law, {_tag(cfg)}, {out['done']} of {cfg.grid_u_seeds_used} draws")
+    axs[0].legend()
+    it = out.get("interaction")
+    if it is None:
+        axs[1].set_axis_off()
+        return fig
+    k = it["keep"]
+    plotting.sim(axs[1], it["x"][k], it["share"][k], ms=4, label="fitted grid points")
+    axs[1].axhline(0, color="0.5", lw=0.8)
+    axs[1].axvline(1, color="0.3", ls=":", lw=1, label=r"$N = \mathbb{E}K(D)$")
+    axs[1].set(xscale="log", xlabel=r"$N/\mathbb{E}K(D)$",
+               ylabel=r"$(\ell - \ell_\infty(N) - \mathbb{E}T(D))/\ell$",
+               title="finite-$D$ interaction")
     axs[1].legend()
     return fig
 
 
 def frontier(env: dict, out: dict, cfg: Config):
+    """Left: log10 of the envelope l_DE(N) + E T(D) over (D, N), iso-compute curves dotted,
+    the frontier (``env["N"]``, ``env["D"]``) red and E K(D) dashed. Right: N*, D* and l*
+    against C on the window (markers) with the closed-form slopes (``out["pred"]``)."""
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.6))
     Nh, Dh = np.geomspace(2, 2048, 120), np.geomspace(10, 1e7, 120)
     NH, DH = np.meshgrid(Nh, Dh, indexing="ij")
@@ -216,6 +248,9 @@ def frontier(env: dict, out: dict, cfg: Config):
 
 
 def gd(res: dict, out: dict, cfg: Config):
+    """Left: the draw-averaged P_fail(D) (``out["P"]`` with ``out["se"]``, markers), the
+    secular formula (``out["P_secular"]``, dashed) and the predicted slope -nu. Right:
+    training losses of explicit GD runs (``res["shown"]``), diverging and stable."""
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
     D, P = out["D"], out["P"]
     plotting.sim(axs[0], D, P, yerr=out["se"], label=rf"$\eta\lambda_{{max}}>2$, sampled ({out['n_u']} feature draws)")
@@ -235,6 +270,9 @@ def gd(res: dict, out: dict, cfg: Config):
 
 
 def relu(df, out: dict, cfg: Config):
+    """Left: the ReLU oracle-ridge loss against N (``df`` rows of the N sweep, markers) with
+    the linear model's slope -alpha_N. Right: the ReLU loss against D (markers) and the
+    never-seen floor T_obs(D) of the same data (``T_obs``, dashed)."""
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
     n = df[df.sweep == "N"].groupby("N").loss.mean()
     d = df[df.sweep == "D"].groupby("D")[["loss", "T_obs"]].mean()

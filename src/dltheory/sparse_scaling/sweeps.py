@@ -87,11 +87,14 @@ def oracle_grid(spec: SparseSpectrum, u: torch.Tensor, S: torch.Tensor, Ns, Ds, 
     return out, ranks
 
 
-def bayes_grid(spec: SparseSpectrum, u: torch.Tensor, Ns, Ds, seed) -> np.ndarray:
+def bayes_grid(spec: SparseSpectrum, u: torch.Tensor, Ns, Ds, seed, *,
+               infinite_data: bool = False):
     """E_w l of the Bayes-optimal readout on the (N, D) grid, (len(Ns), len(Ds)); nested data.
 
     Needs only which coordinates each data prefix observed, and the complement leverages
-    of the features (one QR per u for all N).
+    of the features (one QR per u for all N). With ``infinite_data`` also returns the
+    model-limited loss l_inf(N) = sum_j lambda_j (1 - P_jj) of the same features,
+    (len(Ns),), as ``(grid, l_inf)``: the D = infinity column of the same surface.
     """
     lam = torch.as_tensor(spec.lam, dtype=u.dtype, device=u.device)
     comps = complement_leverage((u[: max(map(int, Ns))] * lam.sqrt()).T, Ns)
@@ -104,4 +107,6 @@ def bayes_grid(spec: SparseSpectrum, u: torch.Tensor, Ns, Ds, seed) -> np.ndarra
         T_obs = float(lam[~seen].sum())
         for k, c in enumerate(comps):
             out[k, i] = T_obs + float((lam * c)[seen].sum())
+    if infinite_data:
+        return out, np.array([float((lam * c).sum()) for c in comps])
     return out

@@ -299,7 +299,7 @@ checks.drift(ledger, cfg, drift_table)
 # up to at most $\sum_{j<k} (1 + \tau\Lambda)^{k-j}\,O(\tau^2)
 # \le k\, e^{\Lambda T} O(\tau^2) = O(\tau)$ (the discrete Gronwall inequality). One order
 # is lost because the number of steps to reach time $T$ grows as $1/\tau$. For the law, the
-# first-order term cancels *exactly* at every step ({eq}`gf-eq-step`), so no order is lost
+# first-order term cancels *exactly* at every step (equation {eq}`gf-eq-step`), so no order is lost
 # there in the same way: it drifts as $\tau^2$ per step.
 # ```
 #
@@ -327,14 +327,14 @@ checks.flow_order(ledger, cfg, flow_error_table)
 #
 # - A rescaling symmetry of the model, $(u, v) \mapsto (e^s u, e^{-s} v)$, makes the
 #   gradient perpendicular to $(u, -v)$, so the flow conserves $h = u^2 - v^2$
-#   ({eq}`gf-eq-law`).
-# - One GD step changes the law by exactly $\tau^2 q(g)$ ({eq}`gf-eq-step`): the
+#   (equation {eq}`gf-eq-law`).
+# - One GD step changes the law by exactly $\tau^2 q(g)$ (equation {eq}`gf-eq-step`): the
 #   first-order term is the flow's zero. On the scalar model this shrinks $|h|$, so large
-#   steps land on more balanced minima ({eq}`gf-eq-scalar`).
+#   steps land on more balanced minima (equation {eq}`gf-eq-scalar`).
 # - Hence the law drifts as $\tau^2 k$ while the gradients are nearly frozen, and saturates
-#   as training converges ({eq}`gf-eq-rate`).
+#   as training converges (equation {eq}`gf-eq-rate`).
 # - The iterates themselves are only first-order accurate: $O(\tau)$ from the flow at a
-#   fixed time ({eq}`gf-eq-euler`). Theory stated for the flow transfers to GD law by law
+#   fixed time (equation {eq}`gf-eq-euler`). Theory stated for the flow transfers to GD law by law
 #   far better than trajectory by trajectory.
 #
 # What this run found for each of these statements (generated from its checks):

@@ -5,6 +5,8 @@ of the pages' text as the browser shows it (``--check-text``).
     python scripts/screenshots.py [--html _build/html] [--out _build/screenshots]
                                   [--pages PATTERN ...] [--notebooks book/*.ipynb] [--no-notebooks]
     python scripts/screenshots.py --check-text     # no screenshots: the text check below, exit 1
+    python scripts/screenshots.py --first-screen --pages 'book/0*'   # each page's first window
+    python scripts/screenshots.py --open-dropdowns --pages 'book/00*' # folded blocks unfolded
 
 1. Serves the built book (``bash scripts/book.sh`` first) on localhost and opens every page
    in headless Chromium; waits until MathJax has typeset the page, then writes
@@ -89,6 +91,18 @@ WIDE_MATH_JS = """(() => {
                m.math.replace(/\\s+/g, ' ').trim().slice(0, 90));
   }
   return out;
+})()"""
+
+
+# Unfold every folded block (sphinx-togglebutton's dropdown admonitions, <details>) and
+# return the new page height: --open-dropdowns, to look at the derivations and solutions.
+OPEN_JS = """(async () => {
+  document.querySelectorAll('.toggle-hidden').forEach(e => e.classList.remove('toggle-hidden'));
+  document.querySelectorAll('button.toggle-button').forEach(b => b.classList.remove('toggle-button-hidden'));
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  await new Promise(r => setTimeout(r, 300));
+  const d = document.documentElement, b = document.body;
+  return Math.max(d.scrollHeight, b.scrollHeight);
 })()"""
 
 
@@ -256,8 +270,22 @@ async def opened(browser: Browser, url: str):
         await browser.send("Target.closeTarget", {"targetId": target})
 
 
-async def shoot(browser: Browser, url: str, out_full: Path, tiles_dir: Path, name: str):
+async def shoot(browser: Browser, url: str, out_full: Path, tiles_dir: Path, name: str,
+                first_screen: bool = False, open_folds: bool = False):
     async with opened(browser, url) as (session, (height, width)):
+        if open_folds:
+            res = await browser.send("Runtime.evaluate", {"expression": OPEN_JS,
+                                                          "awaitPromise": True,
+                                                          "returnByValue": True},
+                                     session=session)
+            height = res.get("result", {}).get("value") or height
+        if first_screen:   # what a reader sees on opening the page: one 1280x900 window
+            shot = await browser.send("Page.captureScreenshot", {
+                "format": "png", "captureBeyondViewport": False,
+                "clip": {"x": 0, "y": 0, "width": WIDTH, "height": 900, "scale": 1}},
+                session=session, timeout=120)
+            out_full.write_bytes(base64.b64decode(shot["data"]))
+            return WIDTH, 900, 1
         wide = await browser.send("Runtime.evaluate", {"expression": WIDE_MATH_JS,
                                                        "returnByValue": True}, session=session)
         for tex in wide.get("result", {}).get("value") or []:
@@ -376,9 +404,12 @@ async def main_async(args) -> int:
             return 1 if bad else 0
         jobs = [(f"{base}/{rel}", slug(rel)) for rel in book_pages(html_dir, args.pages)]
         jobs += [(f"{base}/_nbview/{p.name}", "nb-" + p.stem) for p in nb_pages]
+        suffix = ("-first" if args.first_screen else "") + ("-open" if args.open_dropdowns else "")
         for url, name in jobs:
-            width, height, n = await shoot(browser, url, out / f"{name}.png", tiles, name)
-            print(f"{name}.png  {width}x{height}  ({n} tiles)")
+            width, height, n = await shoot(browser, url, out / f"{name}{suffix}.png", tiles,
+                                           name + suffix, args.first_screen,
+                                           args.open_dropdowns)
+            print(f"{name}{suffix}.png  {width}x{height}  ({n} tiles)")
     finally:
         await browser.close()
         server.shutdown()
@@ -395,6 +426,11 @@ def main(argv=None) -> int:
     ap.add_argument("--notebooks", nargs="*",
                     default=sorted(str(p) for p in (ROOT / "book").glob("*.ipynb")))
     ap.add_argument("--no-notebooks", action="store_true")
+    ap.add_argument("--first-screen", action="store_true",
+                    help="only the first 1280x900 window of each page (OUT/<page>-first.png): "
+                         "what a reader sees on opening it")
+    ap.add_argument("--open-dropdowns", action="store_true",
+                    help="unfold every folded block (dropdowns, <details>) before the shot")
     ap.add_argument("--check-text", action="store_true",
                     help="no screenshots: open every book page and exit 1 on any TeX delimiter "
                          "MathJax left untypeset, literal MyST fence or unresolved glue role")

@@ -80,10 +80,11 @@ from dltheory import calibration, claims, ledgers
 ROOT = runtime.repo_root()
 summary, per_claim, per_mutation = calibration.page_tables(
     ROOT / "book" / "calibration", ledgers.expected_chapters(), CALIBRATED_AT)
-runtime.display(claims.style_table(summary.drop(columns=["detail", "calibrated"])))
+runtime.display(claims.style_table(summary.drop(columns=["detail", "calibrated", "cost"])))
 for row in summary.itertuples():
     when = f"calibrated {row.calibrated}" if row.calibrated else ""
-    print(textwrap.fill(f"{row.chapter}: " + "; ".join(x for x in (when, row.detail) if x),
+    print(textwrap.fill(f"{row.chapter}: " + "; ".join(x for x in (when, row.cost, row.detail)
+                                                       if x),
                         width=88, subsequent_indent="    "))
 
 # %% [markdown]

@@ -85,24 +85,28 @@ MARKDOWN = "--markdown" in sys.argv and not runtime.in_notebook()   # README tab
 # %% tags=["remove-cell"]
 import html
 import os
+import re
 
 import dltheory
-from dltheory import claims, ledgers
+from dltheory import budget, claims, ledgers
 
 
 def chapter_link(name: str) -> str:
-    """The chapter's title, linked to its page (in the book) or its rendered page."""
+    """The chapter's title, linked to its page (in the book) or its rendered page: markup
+    (``claims.Html``) built from escaped parts; any other name as plain text, which the
+    table escapes (a damaged ledger's name is shown, never interpreted)."""
     book = runtime.repo_root() / "book"
-    src = next(iter(sorted(book.glob(f"[0-9][0-9]_{name}.py"))), None)
+    ok = isinstance(name, str) and re.fullmatch(r"\w+", name)
+    src = next(iter(sorted(book.glob(f"[0-9][0-9]_{name}.py"))), None) if ok else None
     if src is None:
-        return html.escape(name)
+        return str(name)
     title = next((ln[4:].strip() for ln in src.read_text().splitlines()
                   if ln.startswith("# # ")), name)
     if not runtime.in_notebook():   # a script prints the title
         return title
     in_book = os.environ.get("DLTHEORY_STATIC") == "1"   # set by the book build
     href = f"{src.stem}.html" if in_book else f"{dltheory.BOOK_URL}book/{src.stem}.html"
-    return f'<a href="{href}">{html.escape(title)}</a>'
+    return claims.Html(f'<a href="{html.escape(href)}">{html.escape(title)}</a>')
 
 
 # %% tags=["hide-input"]
@@ -159,8 +163,11 @@ for chapter, rows in ([] if MARKDOWN else table.groupby("chapter", sort=False)):
 
 # %% tags=["hide-input"]
 if not MARKDOWN:
-    times = ledgers.times_table()
-    if times.empty:
+    record, unread = ledgers.read_times(budget.times_path(runtime.repo_root()))
+    times = ledgers.times_table(record)
+    if unread not in (None, "missing"):
+        print(f"The record of times cannot be shown: {unread}.")
+    elif times.empty:
         print("No time recorded yet: scripts/test.sh, scripts/book.sh and "
               "scripts/gpu_check.sh write book/records/times.json.")
     else:

@@ -17,8 +17,15 @@ def _repo(tmp_path):
     return tmp_path
 
 
-def _write(res, chapter, root, monkeypatch):
+def _at_root(root, monkeypatch):
+    """Make ``root`` the repository the package sees (``$DLTHEORY_ROOT``; the working
+    directory too, for a package that still finds it there)."""
     monkeypatch.chdir(root)
+    monkeypatch.setenv("DLTHEORY_ROOT", str(root))
+
+
+def _write(res, chapter, root, monkeypatch):
+    _at_root(root, monkeypatch)
     led = claims.Ledger(chapter, scale="smoke", results_dir=res)
     led.check(f"{chapter}.1", "x", 1.0, 1.0, tol=0.1)
     led.check(f"{chapter}.id", "x", 0.0, 0.0, tol=1e-9, kind="identity")
@@ -135,7 +142,7 @@ def _row(summary, chapter="alpha"):
 
 def test_every_kind_round_trips_without_error(tmp_path, monkeypatch):
     root, res = _repo(tmp_path), tmp_path / "claims"
-    monkeypatch.chdir(root)
+    _at_root(root, monkeypatch)
     led = claims.Ledger("alpha", scale="smoke", results_dir=res)
     led.check("a.hard", "x", 1.05, 1.0, tol=0.1)
     led.check("a.soft", "x", 3.0, 1.0, rtol=0.2, kind="soft")             # NOT REPRODUCED

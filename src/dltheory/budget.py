@@ -455,13 +455,25 @@ def enough(df_or_rounds: Any, need: int) -> tuple[bool, str]:
 ENV_TIMES = "DLTHEORY_TIMES"
 
 
-def times_path() -> Any:
+def times_path(root: Any = None) -> Any:
     """The one record of measured build and chapter times: ``$DLTHEORY_TIMES``, else
-    ``<repo>/book/records/times.json``."""
+    ``<root>/book/records/times.json``. The pages that show the record pass ``root``
+    (``runtime.repo_root()``); without it, the checkout holding the working directory
+    (the scripts that write times run at the repository root): the package never looks
+    for the record through its own location, and an installed copy has no ``book/``."""
     from pathlib import Path
 
     env = validation.env(ENV_TIMES)
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "book" / "records" / "times.json"
+    if env:
+        return Path(env)
+    if root is None:
+        here = Path.cwd().resolve()
+        root = next((p for p in (here, *here.parents)
+                     if (p / "_config.yml").is_file() and (p / "book").is_dir()), None)
+        if root is None:
+            raise ValueError(f"no record of times: {here} is not inside a checkout of the "
+                             f"book; set ${ENV_TIMES} to the record's path")
+    return Path(root) / "book" / "records" / "times.json"
 
 
 def times(path: Any = None) -> dict:

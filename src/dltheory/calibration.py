@@ -22,10 +22,33 @@ from pathlib import Path
 
 import numpy as np
 
+from . import records
+from .records import INT, NUMBER, Each, Maybe, OneOf
+
 SCHEMA = 1
 RUN_KEYS = ("setting", "seed", "mutation", "verdicts", "wall_s", "cpu_s", "error")
 CLAIM_KEYS = ("kind", "runs", "false_fail", "false_fail_upper95", "caught_by")
 TOP_KEYS = ("chapter", "scale", "provenance", "runs", "claims")
+
+#: the shape of a record (``records.problem``): every field the tool, the page and the
+#: report read, with its type; other keys are allowed
+RUN_SHAPE = {"setting": dict, "seed": Maybe(INT), "mutation": Maybe(str),
+             "verdicts": Each(str), "wall_s": Maybe(NUMBER), "cpu_s": Maybe(NUMBER),
+             "error": Maybe(str), "flipped?": [str]}
+CLAIM_SHAPE = {"kind": str, "runs": INT, "false_fail": INT,
+               "false_fail_upper95": Maybe(NUMBER), "caught_by": [str],
+               "median_resolution?": Maybe(NUMBER), "weak?": Maybe(INT)}
+MUTATION_SHAPE = {"size": OneOf(str, NUMBER), "kind": str, "expected": [str],
+                  "flipped": [str], "error": Maybe(str), "target?": str,
+                  "description?": str}
+RECORD_SHAPE = {"chapter": str, "scale": str,
+                "provenance": {"source_sha256": Maybe(Each(Maybe(str))),
+                               "created?": Maybe(str), "commit?": Maybe(str)},
+                "runs": [RUN_SHAPE], "claims": Each(CLAIM_SHAPE),
+                "mutations?": Each(MUTATION_SHAPE), "settings?": dict,
+                "wall_s?": Maybe(NUMBER), "cpu_s?": Maybe(NUMBER)}
+SETTINGS_SHAPE = {"corners?": Maybe(INT), "edges?": Maybe(INT), "random?": Maybe(INT),
+                  "left_out?": Maybe(INT), "invalid?": list}
 
 
 # --------------------------------------------------------------------------- statistics
@@ -69,30 +92,25 @@ def summarise(runs: list[dict], kinds: dict, resolutions: dict) -> dict:
 
 
 def validate(data) -> list[str]:
-    """Schema problems of a calibration file (empty when well formed)."""
+    """Schema problems of a calibration file (empty when well formed): first its shape
+    (``RECORD_SHAPE``: keys, types, sizes; one problem names the first departure), then
+    what the numbers must satisfy (false FAILs within the runs, the bound above the rate,
+    ``caught_by`` naming mutations that ran)."""
     if not isinstance(data, dict):
         return ["not a JSON object"]
     probs = [f"missing key {k!r}" for k in TOP_KEYS if k not in data]
     if probs:
         return probs
-    if not isinstance(data["provenance"], dict) or "source_sha256" not in data["provenance"]:
-        probs.append("provenance lacks source_sha256")
-    for i, r in enumerate(data["runs"]):
-        missing = [k for k in RUN_KEYS if k not in r] if isinstance(r, dict) else ["all"]
-        if missing:
-            probs.append(f"run #{i} lacks {missing}")
-        elif not isinstance(r["verdicts"], dict) or not isinstance(r["setting"], dict):
-            probs.append(f"run #{i}: verdicts and setting must be objects")
-    mutations = {r.get("mutation") for r in data["runs"] if isinstance(r, dict)}
+    shape = records.problem(data, RECORD_SHAPE) or \
+        records.problem(data.get("settings", {}), SETTINGS_SHAPE, "settings")
+    if shape:
+        return [shape]
+    mutations = {r["mutation"] for r in data["runs"]}
     for cid, c in data["claims"].items():
-        missing = [k for k in CLAIM_KEYS if k not in c]
-        if missing:
-            probs.append(f"claim {cid} lacks {missing}")
-            continue
         if not 0 <= c["false_fail"] <= c["runs"]:
             probs.append(f"claim {cid}: false_fail {c['false_fail']} not in [0, runs]")
         ub = c["false_fail_upper95"]
-        if c["runs"] and not (isinstance(ub, float) and c["false_fail"] / c["runs"] <= ub <= 1):
+        if c["runs"] and not (ub is not None and c["false_fail"] / c["runs"] <= ub <= 1):
             probs.append(f"claim {cid}: upper bound {ub!r} below the rate or above 1")
         if not set(c["caught_by"]) <= mutations:
             probs.append(f"claim {cid}: caught_by names mutations that did not run")
@@ -128,10 +146,9 @@ def load_dir(directory: str | Path, scale: str = "smoke") -> tuple[dict, dict]:
     """``({chapter: record}, {file: problem})`` for every ``<chapter>.<scale>.json`` there."""
     found, bad = {}, {}
     for p in sorted(Path(directory).glob(f"*.{scale}.json")):
-        try:
-            data = json.loads(p.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            bad[p.name] = f"unreadable ({type(err).__name__})"
+        data, why = records.read(p)
+        if why is not None:
+            bad[p.name] = why
             continue
         probs = validate(data)
         if not probs and p.name != f"{data['chapter']}.{data['scale']}.json":
@@ -147,6 +164,13 @@ def _pct(x) -> str:
     return "" if x is None else "0%" if x == 0 else f"{x:.1%}" if x >= 0.001 else f"{x:.2g}"
 
 
+def _cost(data: dict) -> str:
+    """What a calibration cost: ``118 s wall, 0.1 CPU-hours`` (the chapter runs)."""
+    parts = ([f"{data['wall_s']:.0f} s wall"] if data.get("wall_s") is not None else []) + \
+        ([f"{data['cpu_s'] / 3600:.1f} CPU-hours"] if data.get("cpu_s") is not None else [])
+    return ", ".join(parts)
+
+
 def page_tables(directory: str | Path, chapters: list[str], scale: str = "smoke"):
     """What the calibration page shows: ``(summary, claims, mutations)`` DataFrames; a
     chapter without a file is "not calibrated yet", one whose sources changed "stale"."""
@@ -157,7 +181,8 @@ def page_tables(directory: str | Path, chapters: list[str], scale: str = "smoke"
     found, bad = load_dir(directory, scale)
     srows, crows, mrows = [], [], []
     blank = dict.fromkeys(["chapter", "status", "runs", "off-default", "errors", "false FAILs",
-                           "caught / planted", "median res.", "calibrated", "detail"], "")
+                           "caught / planted", "median res.", "calibrated", "cost",
+                           "detail"], "")
     for ch in chapters:
         data = found.get(ch)
         file_problem = bad.get(f"{ch}.{scale}.json")
@@ -181,7 +206,7 @@ def page_tables(directory: str | Path, chapters: list[str], scale: str = "smoke"
                       "calibrated": "{} at {}".format(
                           str(data["provenance"].get("created", ""))[:10],
                           str(data["provenance"].get("commit") or "an unknown commit")[:7]),
-                      "detail": stale or ""})
+                      "cost": _cost(data), "detail": stale or ""})
         for cid, c in cl.items():
             crows.append({"chapter": ch, "claim": cid, "kind": c["kind"], "runs": c["runs"],
                           "false FAIL": c["false_fail"],
@@ -200,6 +225,28 @@ def page_tables(directory: str | Path, chapters: list[str], scale: str = "smoke"
 
 
 # --------------------------------------------------------------------------- mutation score
+#: the mutation-score record's shape (what ``mutation_tables`` reads; other keys allowed)
+SURVIVOR_SHAPE = {"file": str, "line": INT, "status": str, "mutation": str, "triage": str}
+MODULE_SHAPE = {"path": str, "commit": str, "source_sha256": str, "tests": [str],
+                "deselected": [str], "mutants_sampled": INT, "mutants_generated": INT,
+                "score": Maybe(NUMBER),
+                "counts": {"killed": INT, "timeout": INT, "survived": INT, "no tests": INT},
+                "survivor_triage": {"equivalent": INT, "caught by nothing": INT},
+                "survivors": [SURVIVOR_SHAPE]}
+MUTATION_SCORE_SHAPE = {"tool": str, "wall_s": NUMBER, "score": str, "scope": str,
+                        "modules": Each(MODULE_SHAPE)}
+
+
+def _bad_path(data: dict) -> str | None:
+    """A module path that is not a relative path inside the checkout (the record only
+    names ``src/dltheory/...`` files: the page hashes them, and reads nothing else)."""
+    for name, m in data["modules"].items():
+        parts = Path(m["path"]).parts
+        if Path(m["path"]).is_absolute() or ".." in parts or not parts:
+            return f"modules.{name}.path: a path inside the checkout, got {m['path']!r}"
+    return None
+
+
 def mutation_tables(path: str | Path, root: str | Path):
     """The page's "Automated mutation score" section, from the record that
     ``scripts/mutation_score.py`` writes (``book/records/mutation_score.json``):
@@ -210,11 +257,14 @@ def mutation_tables(path: str | Path, root: str | Path):
 
     import pandas as pd
 
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        return [f"no mutation record ({type(err).__name__}): run scripts/mutation_score.py"], \
-            pd.DataFrame(), pd.DataFrame()
+    data, why = records.read(path)
+    if why == "missing":
+        return ["no mutation record: run scripts/mutation_score.py"], pd.DataFrame(), \
+            pd.DataFrame()
+    why = why or records.problem(data, MUTATION_SCORE_SHAPE) or _bad_path(data)
+    if why is not None:
+        return [f"the mutation record {Path(path).name} cannot be shown: {why} (run "
+                "scripts/mutation_score.py again)"], pd.DataFrame(), pd.DataFrame()
     rows, surv, commits = [], [], set()
     for name, m in data["modules"].items():
         c, src = m["counts"], Path(root) / m["path"]

@@ -145,7 +145,7 @@ READABLE_SCHEMAS = (3, 4)   # schemas whose verdicts ``judge`` re-derives (3: no
 __all__ = ["Check", "Claim", "ClaimFailed", "Undecided", "Judgement", "Ledger", "KINDS",
            "VERDICTS", "EVIDENCE", "MAX_RESOLUTION", "WEAK_RESOLUTION", "BLIND_RESOLUTION",
            "SCHEMA", "READABLE_SCHEMAS", "judge", "is_weak", "resolution", "style_table",
-           "text_table", "kind_counts", "atomic_write_text"]
+           "text_table", "kind_counts", "atomic_write_text", "Html", "html_join"]
 
 
 class ClaimFailed(AssertionError):
@@ -940,6 +940,21 @@ VERDICT_STYLE = {
 NOWRAP = ("verdict", "status", "resolution")
 
 
+class Html(str):
+    """Text that is already HTML, built here from escaped parts (a link, a span around an
+    escaped value): ``style_table`` passes it through; every other cell, and a caption that
+    is not ``Html``, is escaped (the pandas Styler escapes nothing by itself), so a ledger's
+    or record's text never reaches a page as markup."""
+
+    def __html__(self) -> str:      # markupsafe's protocol, which the Styler's escape uses
+        return self
+
+
+def html_join(parts, sep: str = ", ") -> Html:
+    """``parts`` (text, or ``Html`` left as it is) escaped and joined as ``Html``."""
+    return Html(sep.join(p if isinstance(p, Html) else html.escape(str(p)) for p in parts))
+
+
 _NUMBER = re.compile(r"[-+−]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?%?")
 _TEX = re.compile(r"(?<![\\$])\$(?!\$)([^$]+?)(?<!\\)\$")
 
@@ -968,14 +983,15 @@ def _compact_claims(df):
     rows = []
     for _, r in df.iterrows():
         rows.append({   # <wbr>: long dotted ids break after a dot or underscore only
-            "claim": re.sub(r"([._])", r"\1<wbr>", html.escape(r["id"])) + small(r["kind"]),
-            "verdict": r["verdict"],
-            "measured": _nobreak_numbers(r["measured"])
-                        + small(f"predicted {r['predicted']}" if r["predicted"] else "",
-                                _nobreak_numbers),
-            "tolerance": _nobreak_numbers(r["tolerance"]),
-            "resolution": html.escape(r["resolution"]),
-            "statement": _with_math(r["statement"]) + small(r["note"], _with_math),
+            "claim": Html(re.sub(r"([._])", r"\1<wbr>", html.escape(str(r["id"])))
+                          + small(r["kind"])),
+            "verdict": str(r["verdict"]),    # text: style_table escapes it
+            "measured": Html(_nobreak_numbers(r["measured"])
+                             + small(f"predicted {r['predicted']}" if r["predicted"] else "",
+                                     _nobreak_numbers)),
+            "tolerance": Html(_nobreak_numbers(r["tolerance"])),
+            "resolution": Html(html.escape(str(r["resolution"]))),
+            "statement": Html(_with_math(r["statement"]) + small(r["note"], _with_math)),
         })
     out = pd.DataFrame(rows, columns=["claim", "verdict", "measured", "tolerance",
                                       "resolution", "statement"])
@@ -993,10 +1009,12 @@ def style_table(df, caption: str | None = None):
     derivations muted),
     text wrapping inside the text column. A claims table (``Ledger.table()``) is shown in
     six columns: claim (kind below), verdict, measured (prediction below), tolerance,
-    resolution, statement (note below)."""
+    resolution, statement (note below). Every cell and the caption are HTML-escaped
+    unless they are ``Html`` (markup built from escaped parts): the tables show what
+    ledgers and records hold, and a record may be damaged or hostile."""
 
     def verdict_css(v):
-        return VERDICT_STYLE.get(v, "")
+        return VERDICT_STYLE.get(v, "") if isinstance(v, str) else ""
 
     plain = df
     muted_rows, is_claims = [], {"id", "kind", "statement", "note"} <= set(df.columns)
@@ -1005,10 +1023,10 @@ def style_table(df, caption: str | None = None):
     if len(df):   # a column empty in every row says nothing: leave it out
         df = df[[c for c in df.columns if not all(_empty(v) for v in df[c])]]
     if not is_claims and "evidence" in df.columns:   # "4 NOT REPRODUCED" stays on one line
-        df = df.assign(evidence=[", ".join(f'<span style="white-space:nowrap">{html.escape(p)}'
-                                           "</span>" for p in str(v).split(", ") if p)
-                                 for v in df["evidence"]])
-    sty = df.style.hide(axis="index")
+        df = df.assign(evidence=[Html(", ".join(
+            f'<span style="white-space:nowrap">{html.escape(p)}</span>'
+            for p in str(v).split(", ") if p)) for v in df["evidence"]])
+    sty = df.style.hide(axis="index").format(escape="html")
     # MyST marks each page section mathjax_ignore (it typesets its own math nodes); the
     # class mathjax_process (in myst_mathjax_classes) makes MathJax typeset this table's
     # \(...\) again inside it
@@ -1017,7 +1035,8 @@ def style_table(df, caption: str | None = None):
         sty = sty.set_properties(subset=["claim"], **{"overflow-wrap": "normal",
                                                       "min-width": "8em"})
     if caption:
-        sty = sty.set_caption(caption)
+        sty = sty.set_caption(caption if isinstance(caption, Html)
+                              else html.escape(str(caption)))
     for col in ("verdict", "status"):
         if col in df.columns:
             sty = sty.map(verdict_css, subset=[col])

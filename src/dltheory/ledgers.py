@@ -31,13 +31,12 @@ schema cannot be re-derived: its ledger is ``stale`` (its sources changed since)
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
 from typing import Any
 
-from . import runtime
+from . import records, runtime
 from .claims import (
     EVIDENCE,
     FAIL,
@@ -45,6 +44,7 @@ from .claims import (
     SCHEMA,
     VERDICTS,
     Check,
+    Html,
     _as_number,
     _claims_frame,
     _fmt,
@@ -57,11 +57,24 @@ from .claims import (
 
 REQUIRED = ("chapter", "scale", "claims")
 CLAIM_KEYS = ("id", "statement", "kind", "measured", "verdict", "tolerance")
+_ANY_NUMBER = records.Maybe(records.REAL)
+#: what a ledger must look like before any field of it is shown (``records.problem``);
+#: ``measured`` and ``predicted`` may be anything: ``claim_problem`` re-derives them
+CLAIM_SHAPE = {"id": str, "statement": str, "kind": str, "verdict": str, "tolerance": str,
+               "measured": records.ANY, "predicted?": records.ANY,
+               "note?": records.Maybe(str), "resolution?": _ANY_NUMBER,
+               "check?": records.Maybe(dict)}
+LEDGER_SHAPE = {"chapter": str, "scale": str, "claims": [CLAIM_SHAPE],
+                "identity?": records.Maybe(dict), "wall_s?": _ANY_NUMBER,
+                "device?": records.Maybe(str),
+                "provenance?": records.Maybe({"source_sha256?": records.Maybe(
+                    records.Each(records.Maybe(str)))})}
 STATUSES = ("ran", "failed", "stale", "mutated", "off defaults", "not run", "error")
 
 __all__ = ["scan", "load_results", "expected_chapters", "staleness", "claim_problem",
            "budget_text", "collect", "show_page", "summary_markdown", "compact_summary",
            "STATUSES", "identity_status", "non_pass_first", "anchor_claims", "times_table",
+           "read_times",
            "claim_links", "claim_link", "claim_sites", "book_sections", "heading_slug"]
 
 
@@ -100,7 +113,9 @@ def anchor_claims(styler, ids, links: dict | None = None) -> Any:
     data = styler.data
     col = "claim" if "claim" in data.columns else data.columns[0]
     for row, cid in zip(data.index, ids, strict=True):
-        cell = f'<span id="{_html.escape(str(cid), quote=True)}"></span>' + str(data.at[row, col])
+        old = data.at[row, col]   # Html from style_table, else text to escape
+        cell = f'<span id="{_html.escape(str(cid), quote=True)}"></span>' + (
+            old if isinstance(old, Html) else _html.escape(str(old)))
         found = (links or {}).get(str(cid), {})
         parts = [f'<a href="{_html.escape(href, quote=True)}" '
                  f'title="{_html.escape(title, quote=True)}">{_html.escape(text)}</a>'
@@ -108,7 +123,7 @@ def anchor_claims(styler, ids, links: dict | None = None) -> Any:
                  for text, href, title in [found[key]]]
         if parts:
             cell += '<br><span style="font-size:0.85em">' + " · ".join(parts) + "</span>"
-        data.at[row, col] = cell
+        data.at[row, col] = Html(cell)
     return styler
 
 
@@ -118,14 +133,7 @@ def _problem(data) -> str | None:
     missing = [k for k in REQUIRED if k not in data]
     if missing:
         return f"missing keys {missing}"
-    if not isinstance(data["claims"], list):
-        return "'claims' is not a list"
-    for i, c in enumerate(data["claims"]):
-        if not isinstance(c, dict) or any(k not in c for k in CLAIM_KEYS):
-            return f"claim #{i} lacks one of {list(CLAIM_KEYS)}"
-        if not all(isinstance(c[k], str) for k in ("id", "statement", "tolerance")):
-            return f"claim #{i}: id, statement and tolerance must be text"
-    return None
+    return records.problem(data, LEDGER_SHAPE)
 
 
 def scan(directory: str | Path | None = None) -> tuple[list[dict], list[dict]]:
@@ -142,11 +150,7 @@ def scan(directory: str | Path | None = None) -> tuple[list[dict], list[dict]]:
     for p in sorted(d.glob("*.json")):
         stem = p.name[: -len(".json")]
         chapter, _, scale = stem.rpartition(".")
-        err = None
-        try:
-            data = json.loads(p.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-            data, err = None, f"unreadable or truncated JSON ({type(e).__name__})"
+        data, err = records.read(p)
         if err is None:
             err = _problem(data)
         if err is None and (data["chapter"], data["scale"]) != (chapter, scale):
@@ -329,7 +333,6 @@ def collect(results: list[dict], chapters: list[str], scale: str, *,
     evidence, the budget, and the reason for a stale or error status; ``claims`` a row
     per claim. Ledgers of chapters not in ``chapters`` are reported as errors.
     """
-    import numpy as np
     import pandas as pd
 
     scale = runtime.scale(scale)
@@ -352,40 +355,18 @@ def collect(results: list[dict], chapters: list[str], scale: str, *,
                **{v: 0 for v in VERDICTS}, "weak": 0, "invalid": 0, "identities": 0,
                "derivations": 0, "median resolution": "", "budget": "", "wall s": None,
                "device": "", "detail": ""}
-        if r is None:
-            if name in err_by_chapter:
-                row.update(status="error", detail=err_by_chapter[name]["error"])
-            srows.append(row)
-            continue
-        stale = staleness(r, root)
-        shown, problems, status = _judged(r, stale)
-        valid = [c for c in shown if c["verdict"] != "error"]
-        ev = [c for c in valid if c["kind"] in EVIDENCE]
-        res = [c["resolution"] for c in ev if c.get("resolution") is not None]
-        failed = any(c["verdict"] == FAIL for c in valid)
-        who, who_detail = identity_status(r)
-        base = status or ("stale" if stale else "failed" if failed else "ran")
-        if who == "mutated" and base != "error":
-            base = "mutated"
-        elif who == "off defaults" and base == "ran":
-            base = "off defaults"
-        row.update(
-            status=base,
-            evidence=len(ev), **{v: sum(c["verdict"] == v for c in ev) for v in VERDICTS},
-            weak=sum(is_weak(c["kind"], c["verdict"], c.get("resolution")) for c in ev),
-            invalid=len(shown) - len(valid),
-            identities=sum(c["kind"] == "identity" for c in valid),
-            derivations=sum(c["kind"] == "derivation" for c in valid),
-            budget=budget_text(r.get("budget")) or "invalid",
-            **{"median resolution": _pct(float(np.median(res))) if res else "",
-               "wall s": round(r["wall_s"], 1) if r.get("wall_s") is not None else None,
-               "device": r.get("device", ""),
-               "detail": "; ".join(x for x in (who_detail, _named(problems) if problems
-                                                else stale or "") if x)})
+        if r is not None:
+            try:
+                shown, facts = _chapter_row(r, root)
+            except Exception as err:   # a ledger no check foresaw: named, never a crash
+                why = f"{type(err).__name__}: {err}"
+                row.update(status="error", detail=f"cannot be shown ({why[:200]})")
+            else:
+                row.update(facts)
+                frames.append(_claims_frame(non_pass_first(shown), extra={"chapter": name}))
         if name in err_by_chapter:   # e.g. a duplicate beside this ledger: ambiguous
             row.update(status="error", detail=err_by_chapter[name]["error"])
         srows.append(row)
-        frames.append(_claims_frame(non_pass_first(shown), extra={"chapter": name}))
     for e in errors:
         if e["chapter"] not in chapters:
             srows.append({"chapter": e["chapter"] or e["file"], "status": "error",
@@ -393,6 +374,38 @@ def collect(results: list[dict], chapters: list[str], scale: str, *,
     claims = (pd.concat(frames, ignore_index=True) if frames
               else _claims_frame([], extra={"chapter": ""}))
     return pd.DataFrame(srows), claims
+
+
+def _chapter_row(r: dict, root) -> tuple[list[dict], dict]:
+    """The claims of one well-formed ledger as shown (``_judged``) and its summary facts."""
+    import numpy as np
+
+    stale = staleness(r, root)
+    shown, problems, status = _judged(r, stale)
+    valid = [c for c in shown if c["verdict"] != "error"]
+    ev = [c for c in valid if c["kind"] in EVIDENCE]
+    res = [c["resolution"] for c in ev if c.get("resolution") is not None]
+    failed = any(c["verdict"] == FAIL for c in valid)
+    who, who_detail = identity_status(r)
+    base = status or ("stale" if stale else "failed" if failed else "ran")
+    if who == "mutated" and base != "error":
+        base = "mutated"
+    elif who == "off defaults" and base == "ran":
+        base = "off defaults"
+    wall = r.get("wall_s")
+    return shown, {
+        "status": base,
+        "evidence": len(ev), **{v: sum(c["verdict"] == v for c in ev) for v in VERDICTS},
+        "weak": sum(is_weak(c["kind"], c["verdict"], c.get("resolution")) for c in ev),
+        "invalid": len(shown) - len(valid),
+        "identities": sum(c["kind"] == "identity" for c in valid),
+        "derivations": sum(c["kind"] == "derivation" for c in valid),
+        "budget": budget_text(r.get("budget")) or "invalid",
+        "median resolution": _pct(float(np.median(res))) if res else "",
+        "wall s": round(wall, 1) if wall is not None else None,
+        "device": r.get("device") or "",
+        "detail": "; ".join(x for x in (who_detail, _named(problems) if problems
+                                        else stale or "") if x)}
 
 
 def compact_summary(summary):
@@ -421,34 +434,65 @@ def summary_markdown(summary) -> str:
     """The per-chapter summary as a Markdown table (for README.md)."""
     cols = ["chapter", "status", "evidence", "PASS", "FAIL", "NOT REPRODUCED", "INCONCLUSIVE",
             "weak", "invalid", "identities", "derivations", "median resolution", "budget"]
+    import html
+
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for _, r in summary.iterrows():
-        cells = ["" if (v := r.get(c)) is None or v != v else str(v) for c in cols]
+    for _, r in summary.iterrows():   # a ledger's text, escaped: no markup, no cell break
+        cells = ["" if (v := r.get(c)) is None or v != v
+                 else html.escape(" ".join(str(v).split())).replace("|", "\\|") for c in cols]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
+#: one entry of the times record (``budget.write_times``); other facts are allowed
+TIME_SHAPE = {"seconds": records.Maybe(records.NUMBER), "when?": records.Maybe(str),
+              "cores?": records.Maybe(records.INT),
+              "load?": records.Maybe([records.Maybe(records.NUMBER)])}
+_FACT_CHARS = 200   # a fact longer than this is cut on the page
+
+
+def read_times(path: str | Path) -> tuple[dict, str | None]:
+    """The times record at ``path`` (``budget.times_path(root)``) as ``(record, None)``, or
+    ``({}, why)`` when it is missing, unreadable, cut, too large or nested too deep, or
+    not a JSON object: the page says why and goes on."""
+    data, why = records.read(path)
+    if why is None and not isinstance(data, dict):
+        why = f"not a JSON object ({type(data).__name__})"
+    return (data, None) if why is None else ({}, why)
+
+
+def _time_row(key: str, v) -> dict:
+    """One row of ``times_table``; an entry of the wrong shape is a row that says so."""
+    src, _, what = str(key).partition("/")
+    row = {"source": src, "measurement": what or src, "seconds": None, "when": None,
+           "cores": None, "load (1 min)": None, "facts": ""}
+    v = {"seconds": v} if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+    why = records.problem(v, TIME_SHAPE, "entry")
+    if why is not None:
+        return {**row, "facts": f"malformed entry ({why})"}
+    extra = {k: x for k, x in v.items() if k not in ("seconds", "when", "load", "cores")}
+    load = v.get("load") or [None]
+    facts = ", ".join(f"{k} {x}" for k, x in extra.items())
+    return {**row, "seconds": round(float(v["seconds"]), 1) if v["seconds"] is not None
+            else None, "when": v.get("when"), "cores": v.get("cores"),
+            "load (1 min)": load[0],
+            "facts": facts if len(facts) <= _FACT_CHARS else facts[:_FACT_CHARS - 1] + "…"}
+
+
 def times_table(record: dict | None = None):
-    """The one record of measured times (:func:`dltheory.budget.times`) as a table: one row
-    per key (``what`` split at its first ``/``: ``source``, the rest ``measurement``), its
-    seconds, when, the cores and the 1-minute load then, and any other facts stored with it
-    (``spent``, ``tasks``, ...). Sorted by key; empty when nothing was recorded."""
+    """The one record of measured times (:func:`dltheory.budget.times`; a page reads it
+    with :func:`read_times` and hands it in) as a table: one row per key (``what`` split
+    at its first ``/``: ``source``, the rest ``measurement``), its seconds, when, the cores
+    and the 1-minute load then, and any other facts stored with it (``spent``, ``tasks``,
+    ...). Sorted by key; empty when nothing was recorded. An entry of the wrong shape (a
+    ``seconds`` that is text or a list) is a row whose facts say what is wrong."""
     import pandas as pd
 
-    from . import budget
+    if record is None:
+        from . import budget
 
-    rec = budget.times() if record is None else record
-    rows = []
-    for key, v in sorted(rec.items()):
-        v = v if isinstance(v, dict) else {"seconds": v}
-        src, _, what = key.partition("/")
-        load = v.get("load") or [None]
-        extra = {k: x for k, x in v.items() if k not in ("seconds", "when", "load", "cores")}
-        rows.append({"source": src, "measurement": what or src,
-                     "seconds": round(float(v["seconds"]), 1) if v.get("seconds") is not None
-                     else None,
-                     "when": v.get("when"), "cores": v.get("cores"), "load (1 min)": load[0],
-                     "facts": ", ".join(f"{k} {x}" for k, x in extra.items())})
+        record = read_times(budget.times_path())[0]
+    rows = [_time_row(key, v) for key, v in sorted(record.items(), key=lambda kv: str(kv[0]))]
     return pd.DataFrame(rows, columns=["source", "measurement", "seconds", "when", "cores",
                                        "load (1 min)", "facts"])
 

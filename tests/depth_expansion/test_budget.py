@@ -35,15 +35,6 @@ def test_sweep_too_large_for_its_share_is_skipped_and_inconclusive():
     de.figures.grid(gdf, cfg)     # a one-line figure, no error
 
 
-def test_calibration_summary_reads_a_record(tmp_path):
-    from pathlib import Path
-
-    rec = Path(__file__).resolve().parents[2] / "book" / "calibration" / "gradient_flow.smoke.json"
-    line = de.checks.calibration_summary(rec)
-    assert "unmutated runs" in line and "planted errors caught" in line
-    assert "no calibration record" in de.checks.calibration_summary(tmp_path / "none.json")
-
-
 def test_first_round_cut_part_way_is_hard_inconclusive(monkeypatch):
     """A budget that ends a sweep's first round part-way (here: the expansions' first round,
     old model and twin, with only the old model done) leaves no table the checks read:

@@ -2,8 +2,10 @@
 # Typeset every formula of the built book with MathJax 3.2.2 (node) and fail on any formula
 # MathJax rejects ("\tag not allowed in split", undefined macros, unbalanced braces), which
 # the strict Sphinx build cannot see; and fail on text a reader would see raw: TeX delimiters
-# MathJax leaves untypeset (in a region the page's configuration ignores), literal MyST fences
-# and unresolved glue roles. Run after a build:
+# MathJax leaves untypeset (in a region the page's configuration ignores), single-dollar
+# $...$ math (Markdown rendered without MyST's dollarmath, e.g. an output parsed as
+# CommonMark), literal MyST fences and unresolved glue roles (the patterns:
+# scripts/mathcheck/raw_text.json). Run after a build:
 #   bash scripts/check_math.sh [HTML_DIR]        (default: _build/html)
 # Needs Node.js >= 18 and npm; installs mathjax-full (pinned in scripts/mathcheck/) on first use.
 set -euo pipefail

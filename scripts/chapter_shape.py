@@ -31,8 +31,8 @@ chapter links; method paragraphs go into folded dropdowns. The robust rule: outs
 dropdown (``{dropdown}``, or a directive with ``:class: dropdown``) no heading, admonition
 title or bold lead-in (``**Scales and cost.**``) names a bookkeeping topic, and no prose
 names an environment variable (``DLTHEORY_...``), the family-wise rule or the kinds rule
-(a link to checking.md may). Bookkeeping cells (``.glue(`` calls, ``FINDINGS`` lists) are
-``remove-cell`` or ``remove-input``. Equations are labelled (``$$ ... $$ (gf-eq-...)``)
+(a paragraph that links checking.md may name them). Bookkeeping cells (``.glue(`` calls,
+``FINDINGS`` lists) are ``remove-cell`` or ``remove-input``. Equations are labelled (``$$ ... $$ (gf-eq-...)``)
 and referenced with ``{eq}``: no ``\\tag{...}`` and no hand-typed "Eq. (1.2)". One import
 vocabulary: no ``import ... as`` alias of a dltheory module.
 """
@@ -162,6 +162,20 @@ def parse_markdown(src: str) -> tuple[list[Line], list[Directive]]:
     return lines, directives
 
 
+def _paragraphs(lines: list[Line]) -> tuple[list[int], set[int]]:
+    """Each line's paragraph (blank lines and fences separate them), and the paragraphs
+    that link checking.md."""
+    para, linked, n, fenced = [], set(), 0, False
+    for ln in lines:
+        if not ln.text.strip() or ln.fenced != fenced:
+            n += 1
+        fenced = ln.fenced
+        para.append(n)
+        if _CHECKING_LINK.search(ln.text):
+            linked.add(n)
+    return para, linked
+
+
 def _strip_links(text: str) -> str:
     return _CHECKING_LINK.sub("", text)
 
@@ -207,7 +221,8 @@ def outline_problems(cells) -> list[str]:
         if _CHECKING_LINK.search(c.source):
             links_checking = True
         section_before = [section]          # the section in force before each line
-        for ln in lines:
+        para, linked = _paragraphs(lines)
+        for k, ln in enumerate(lines):
             section_before.append(section)
             if _HAND_EQ.search(ln.text) and not ln.code:
                 out.append(f"a hand-numbered equation ({_HAND_EQ.search(ln.text).group(0)!r}):"
@@ -221,7 +236,7 @@ def outline_problems(cells) -> list[str]:
                     out.append(f"bookkeeping heading {title.strip()!r} in the main flow (it "
                                "belongs on checking.md, or in a dropdown)")
             term = BOOKKEEPING_TERM.search(_strip_links(ln.text))
-            if term:
+            if term and para[k] not in linked:   # a paragraph that links checking.md may
                 out.append(f"bookkeeping term {term.group(0)!r} in the main flow (it belongs "
                            "on checking.md, or in a dropdown)")
             if section == "Summary" and re.match(r"^\s*[-*+]\s+\S", ln.text):

@@ -133,6 +133,15 @@ def test_each_planted_breach_is_caught(old, new, expect):
     assert any(expect in p for p in found), found
 
 
+def test_a_paragraph_that_links_the_checking_page_may_name_its_rules():
+    linked = GOOD.replace("# ### 1.1 A step\n", "# ### 1.1 A step\n#\n# A threshold set by "
+                          "the family-wise rule\n# of [the checking page](checking.md).\n")
+    assert problems(linked) == []
+    unlinked = linked.replace("[the checking page](checking.md).", "the checking page.\n#\n"
+                              "# [How this book checks itself](checking.md)")
+    assert any("family-wise" in p for p in problems(unlinked))
+
+
 def test_the_folded_method_block_is_not_main_flow():
     lines, directives = chapter_shape.parse_markdown(
         f"{F}{{admonition}} How it is computed\n:class: dropdown\n**Budget.** x\n{F}\nafter")

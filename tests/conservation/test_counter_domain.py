@@ -77,21 +77,37 @@ def test_undetermined_count_raises():
         cl.count_laws(cl.SwiGLU(3, 2, 2, gen=g(0)).double(), in_shape=(3,), min_gap=1e40)
 
 
-def test_unreachable_expert_is_refused_unless_allowed():
-    """Router row 0 at the centroid of the others: with top-1 no input selects expert 0."""
+def test_unreachable_expert_is_refused_even_when_the_router_is_declared():
+    """Router row 0 at the centroid of the others: with top-1 no input selects expert 0.
+    Declaring the router structurally unreached does not excuse expert 0's weights: only
+    the declared parameters may go without gradient (issue 51, item 3)."""
     m = cl.MoE(2, 2, 4, 2, topk=1, gen=g(3)).double()
     with torch.no_grad():
         m.router.weight[0] = m.router.weight[1:].mean(0)
     with pytest.raises(cl.UnderdeterminedCount, match="no gradient"):
         cl.count_laws(m, in_shape=(2,), seed=0, max_inputs=2000)
-    c = cl.count_laws(m, in_shape=(2,), seed=0, max_inputs=2000, allow_unreached=True)
-    assert c.unreached > 0 and c.laws > cl.theory_count(m)
+    r = cl.MoE(2, 2, 4, 2, topk=1, renorm=True, gen=g(3)).double()
+    with torch.no_grad():
+        r.router.weight[0] = r.router.weight[1:].mean(0)
+    with pytest.raises(cl.UnderdeterminedCount, match="no gradient"):
+        cl.count_laws(r, in_shape=(2,), seed=0, max_inputs=2000,
+                      structural_unreached=("router.weight",))
 
 
 def test_renormalised_top1_freezes_the_router():
     m = cl.MoE(3, 2, 3, 2, topk=1, renorm=True, gen=g(0)).double()
-    c = cl.count_laws(m, in_shape=(3,), seed=0, allow_unreached=True)
+    c = cl.count_laws(m, in_shape=(3,), seed=0, structural_unreached=("router.weight",))
     assert c.laws == cl.renorm_top1_count(m) == 3 * 2 + 3 * 3
+    with pytest.raises(cl.UnderdeterminedCount, match="no gradient"):
+        cl.count_laws(m, in_shape=(3,), seed=0, max_inputs=200)   # the router undeclared
+
+
+def test_a_declared_parameter_that_gets_gradient_is_an_error():
+    m = cl.MoE(3, 2, 3, 2, topk=1, gen=g(0)).double()            # Switch: the router learns
+    with pytest.raises(ValueError, match="declared structurally unreached"):
+        cl.count_laws(m, in_shape=(3,), seed=0, structural_unreached=("router.weight",))
+    with pytest.raises(ValueError, match="names no parameter"):
+        cl.count_laws(m, in_shape=(3,), seed=0, structural_unreached=("router.bias",))
 
 
 @pytest.mark.parametrize("gate, softmax_like", [

@@ -28,6 +28,8 @@ SECTION = {"dltheory.conservation.laws:theory_count": "counts",
            "dltheory.conservation.experiments:per_sample_gradients": "walk"}
 # entries whose claims need the real-data runs: checked by scripts/calibrate.py only
 NOT_HERE = {"conservation_laws:late_gap_second_order", "conservation_laws:late_window_widest"}
+# entries with their own test: the claim goes INCONCLUSIVE (a refused count), not FAIL
+OWN_TEST = {"conservation_laws:top1_expert_unreached"}   # test_bracket_levels.py
 TESTED = [i for i, m in ENTRIES.items() if m.target in SECTION]
 
 
@@ -91,7 +93,7 @@ def verdicts(check, tmp_path):
 
 
 def test_every_entry_is_tested_or_named():
-    assert set(TESTED) | NOT_HERE == set(ENTRIES)
+    assert set(TESTED) | NOT_HERE | OWN_TEST == set(ENTRIES)
     assert len(ENTRIES) >= 6
 
 

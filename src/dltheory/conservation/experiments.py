@@ -19,7 +19,7 @@ from .. import seeds
 from . import laws as L
 from . import rules
 from .config import Config
-from .lie import count_laws, jacobian_rows, law_gradients, max_abs_cos
+from .lie import UnderdeterminedCount, count_laws, jacobian_rows, law_gradients, max_abs_cos
 from .models import FFN, MHA, Chain, MoE, NormSwiGLU, SwiGLU
 from .networks import TinyLM, TinyViT, ce_loss, lm_batch, patchify, teacher_regression
 from .train import early_window, gradient_fd_ratio, sharpness, train
@@ -173,6 +173,14 @@ def theory_for(name: str, model) -> int | None:
         return None
 
 
+def structural_unreached(name: str) -> tuple[str, ...]:
+    """The parameters of block ``name`` that get no gradient by structure, and only those:
+    renormalised top-1 routing has g = 1 for the kept expert, so its router (E d weights)
+    never gets a gradient. Any other parameter without gradient (an expert that no sampled
+    input reaches) makes the counter add inputs or refuse."""
+    return ("router.weight",) if name == "moe_top1_renorm" else ()
+
+
 def predicted_count(cfg: Config, name: str) -> int | None:
     """The theory count of block ``name`` at this setting (built afresh, so that a changed
     theory function changes the prediction)."""
@@ -272,25 +280,69 @@ def _pair_inputs(model, n_per: int, gen: torch.Generator) -> torch.Tensor:
     return torch.cat(xs).to(dtype=p0.dtype, device=p0.device)
 
 
+def _expert_inputs(model, n_per: int, gen: torch.Generator) -> torch.Tensor:
+    """Inputs of a top-1 routed MoE that reach every expert, ``n_per`` each, in round-robin
+    order (each half of the list reaches every expert). Expert e is selected where
+    ``(W_e - W_j) . x > 0`` for every j != e: with E - 1 <= d rows (the domain keeps
+    E <= d + 1) ``A x = b`` has a solution for any ``b > 0``, the least-norm one plus a
+    random component orthogonal to A's rows, rescaled to a Gaussian-like norm (a positive
+    rescaling keeps the expert). A thin cone that Gaussian inputs hit once in thousands of
+    draws (a rank that never saturates, or an expert counted as laws) gets its inputs."""
+    W = model.router.weight.detach().cpu().to(torch.float64)
+    E, d = W.shape
+    xs = []
+    for e in range(E):
+        A = W[e] - W[[j for j in range(E) if j != e]]                    # (E-1, d)
+        b = 0.2 + torch.rand(n_per, E - 1, generator=gen, dtype=torch.float64)
+        y = torch.linalg.lstsq(A, b.T).solution.T                        # A y = b > 0
+        q = torch.linalg.qr(A.T).Q
+        z = torch.randn(n_per, d, generator=gen, dtype=torch.float64)
+        z = z - (z @ q) @ q.T
+        x = y / y.norm(dim=1, keepdim=True) + 0.5 * z / math.sqrt(d)
+        r = torch.sqrt(-2 * torch.log(torch.rand(n_per, 1, generator=gen, dtype=torch.float64)))
+        xs.append(x / x.norm(dim=1, keepdim=True) * r)
+    p0 = next(model.parameters())
+    return torch.stack(xs, 1).reshape(-1, d).to(dtype=p0.dtype, device=p0.device)
+
+
+#: the blocks whose count inputs are placed in every expert's cone: renormalised top-1
+#: (its router is declared unreached, so an expert no input reaches must not pass as laws;
+#: Switch top-1 keeps Gaussian inputs, where its router's softmax sees every expert)
+TOP1 = ("moe_top1_renorm",)
+
+
 @_f64
 def _task_count(cfg: Config, task: dict) -> dict:
     make, shape = blocks(cfg)[task["model"]]
     name = task["model"]
     model = make(name).to(_dev(cfg))
     theory = theory_for(name, model)
+    sampler = None
     if name == "relu" and cfg.d == 2:
         X = _sector_inputs(model, 4, _gen(cfg, "count_inputs", name, "sectors"))
     elif name == "relu" and cfg.m >= 2:
         X = torch.cat([_pair_inputs(model, 2, _gen(cfg, "count_inputs", name, "pairs")),
                        _inputs(cfg, model, shape, 8, "count_inputs", name)])
+    elif name in TOP1:        # every expert reached, in each half of the inputs and the extra
+        gen = _gen(cfg, "count_inputs", name, "experts")
+
+        def sampler(n):
+            return _expert_inputs(model, math.ceil(n / cfg.E), gen)[:n]
+        X = sampler(cfg.n_sparse)
     else:
         X = _inputs(cfg, model, shape, cfg.n_sparse if "moe" in name or
                     "sigmoid" in name else 8, "count_inputs", name)
-    c = count_laws(model, X, theory=theory, seed=_seed(cfg, "count", name), rtol=cfg.rtol_rank,
-                   min_gap=cfg.min_gap, allow_unreached=task["model"] == "moe_top1_renorm")
+    try:
+        c = count_laws(model, X, theory=theory, seed=_seed(cfg, "count", name),
+                       rtol=cfg.rtol_rank, min_gap=cfg.min_gap,
+                       structural_unreached=structural_unreached(name), sampler=sampler)
+    except UnderdeterminedCount as e:   # the claim says why; never an unchecked count
+        return {"D": sum(p.numel() for p in model.parameters()), "laws": np.nan,
+                "theory": np.nan if theory is None else theory, "undetermined": str(e)}
     return {"D": c.D, "rank_W": c.rank_W, "rank_WB": c.rank_WB, "laws": c.laws,
             "theory": np.nan if theory is None else theory, "gap": c.gap,
-            "n_inputs": c.n_inputs, "unreached": c.unreached,
+            "n_inputs": c.n_inputs, "unreached": c.unreached, "levels": c.batches,
+            "closed": c.closed, "undetermined": "",
             "spectrum": c.spectrum.cpu().numpy(), "spectrum_W": c.spectrum_W.cpu().numpy()}
 
 

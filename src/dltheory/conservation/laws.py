@@ -144,8 +144,8 @@ def moe_count(model: nn.Module) -> int:
     ``sum_e W_e``. No other continuous symmetry is present for generic parameters (the gate
     branch is not homogeneous, the experts are distinct). So ``E*m + d`` for softmax and the
     centred sigmoid, ``E*m`` for sigmoid(z), sigmoid(z)/sum, top-k-renormalised sigmoid and
-    sigmoid(z + b). Top-1 routing renormalised over the kept expert has g = 1 and a frozen
-    router (``renorm_top1_count``): refused here."""
+    sigmoid(z + b). Top-1 routing renormalised over the kept expert (softmax or sigmoid) has
+    g = 1 and a frozen router: ``renorm_top1_count`` (E m + E d), refused here."""
     if not isinstance(model, MoE):
         raise TypeError(f"moe_count needs an MoE, got {type(model).__name__}")
     if model.topk == 1 and (model.renorm or model.gate_kind == "sigmoid_topk_norm"):
@@ -156,11 +156,17 @@ def moe_count(model: nn.Module) -> int:
 
 
 def renorm_top1_count(model: nn.Module) -> int:
-    """Renormalised top-1 routing has g = 1 for the chosen expert: the router gets no
-    gradient, so every router weight is conserved: E m (experts) + E d (router) laws."""
-    if not (isinstance(model, MoE) and model.topk == 1 and model.renorm
-            and model.gate_kind == "softmax"):
-        raise ValueError("renorm_top1_count needs a softmax MoE with topk=1 and renorm=True")
+    """Top-1 routing renormalised over the kept expert, with a softmax gate or a sigmoid one
+    (``gate="sigmoid_topk_norm"``, ``topk=1``): ``g_e(x) = s_e / s_e = 1`` for the kept
+    expert, whatever ``s`` is (``exp`` or ``sigma``), so the output ``E_{e*(x)}(x)`` depends on
+    the router only through the argmax, which is locally constant: the router gets no
+    gradient, and every router weight is conserved (E d laws). Inside each expert the SwiGLU
+    rescaling stays (E m laws); nothing else, for generic parameters. E m + E d laws."""
+    if not (isinstance(model, MoE) and model.topk == 1
+            and ((model.renorm and model.gate_kind == "softmax")
+                 or model.gate_kind == "sigmoid_topk_norm")):
+        raise ValueError("renorm_top1_count needs an MoE with topk=1 renormalised over the "
+                         "kept expert (softmax with renorm=True, or gate='sigmoid_topk_norm')")
     E, m, d = model.w_up.shape
     return E * m + E * d
 

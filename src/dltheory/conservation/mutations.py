@@ -95,6 +95,16 @@ def _wd_linearised(wd_decay):
     return mutant
 
 
+def _expert_zero_unreached(expert_inputs):
+    # the count inputs of renormalised top-1 routing miss expert 0: no input reaches it,
+    # its 3 m d weights get no gradient (what the old counter took for laws: 100 for 44)
+    def mutant(model, n_per, gen):
+        X = expert_inputs(model, n_per, gen)
+        E = model.router.weight.shape[0]
+        return X.reshape(n_per, E, -1)[:, 1:].reshape(n_per * (E - 1), -1)
+    return mutant
+
+
 ENTRIES = [
     Mutation("conservation_laws:mha_drop_vo", f"{L}:theory_count",
              "attention count without the V/O laws: H d_k(d_k+1)/2", "H d_v(d_v+1)/2 laws missing",
@@ -154,6 +164,13 @@ ENTRIES = [
              "d laws missing", "dropped term", _shift_invariant_if(lambda gate: gate == "softmax"),
              ("CL.count.sigmoid.sigmoid_centred", "CL.gate_shift.sigmoid_centred")),
     # experiment side and judging code
+    # Caught as INCONCLUSIVE, not FAIL: the counter refuses a count with an unreached
+    # expert (UnderdeterminedCount) instead of returning one (tests/conservation/
+    # test_bracket_levels.py runs it; issue 51, item 3).
+    Mutation("conservation_laws:top1_expert_unreached", f"{EX}:_expert_inputs",
+             "renormalised top-1 count inputs that never reach expert 0 (an expert no input "
+             "reaches)", "3 m d weights without gradient", "dropped term",
+             _expert_zero_unreached, ("CL.count.moe_top1_renorm",)),
     Mutation("conservation_laws:sgd_full_batch", f"{EX}:_opt_kw",
              "'SGD' whose minibatch is the whole data set (full-batch GD)",
              "batch n for 16", "regime boundary", _sgd_full_batch, ("CL.sgd.stochastic",)),

@@ -24,7 +24,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ENV_DIR="${1:-_build/colab_env}"
-ENV_ABS="$(pwd)/$ENV_DIR"
+ENV_ABS="$(realpath -m "$ENV_DIR")"
 t0=$SECONDS
 PY="$ENV_DIR/bin/python"
 STAMP="$ENV_DIR/.deps-installed"

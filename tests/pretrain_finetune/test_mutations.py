@@ -74,12 +74,45 @@ def _judge_claims(tmp_path):
     return {cid: c.verdict for cid, c in led.claims.items()}
 
 
+def _kappa_claims(tmp_path):
+    led = _ledger(tmp_path)
+    checks.kappa_lever(led, CFG_SMALL, experiments.kappa_identity_gap(CFG_SMALL), _kappa_theory())
+    return {cid: c.verdict for cid, c in led.claims.items()}
+
+
+def _kappa_theory():
+    """A theory table with the diagonal signs: the shrink hurts full overlap, helps the rest."""
+    import pandas as pd
+
+    return pd.DataFrame([{"task": t, "lam0": l0, "change": ch} for t, ch in
+                         (("full overlap", 0.2), ("subset", -0.02), ("new features", -0.9))
+                         for l0 in (0.0, 1.0)])
+
+
+def _vision_judge_claims(tmp_path):
+    """The per-task kappa claims on a synthetic stand-in table whose kappa effects have the
+    theory's sign (+0.1 accuracy where it helps, -0.1 where it hurts; seed noise 0.01)."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(2)
+    effect = {"new classes (8 vs 9)": 0.1, "subset (3 vs 5)": 0.1, "shift (inverted 0-7)": -0.1}
+    rows = [{"ft_task": t, "seed": s, "n": 10, "intervention": i, "shared": 0, "n_test": 100,
+             "acc": 0.7 + (e if i.startswith("small first") else 0.0) + 0.01 * rng.standard_normal(),
+             "pr_pre": 5.0, "pr_post": 4.0, "ensd": 3.5}
+            for t, e in effect.items() for s in range(6) for i in experiments.INTERVENTIONS]
+    led = _ledger(tmp_path)
+    checks.vision(led, CFG_VIS, pd.DataFrame(rows), _kappa_theory())
+    return {cid: c.verdict for cid, c in led.claims.items()}
+
+
 CFG_GD = Config.for_scale("smoke", d_gd=60)
 CFG_VIS = Config.for_scale("smoke", vision_pt_steps=5, vision_seeds=2, vision_n=(10,))
 SIM = {"PF.replica.vs_sim_ratio", "PF.reach.gate"}   # claims of the simulation instance
 REGIMES = {"PF.regimes.corners", "PF.tradeoff"}   # of the closed form; the rest: small
 RUNNERS = {"PF.gd.stable_step": _gd_claims, "PF.split.disjoint": _vision_claims,
-           "PF.best_lambda.sim_agrees": _judge_claims}
+           "PF.best_lambda.sim_agrees": _judge_claims, "PF.vision.kappa_is_lambda": _kappa_claims,
+           "PF.vision.early_scale.new_classes": _vision_judge_claims}
 
 
 def test_every_entry_has_claims_here():
@@ -93,8 +126,9 @@ def test_entry_is_caught(mid, tmp_path, unmutated):
     run = (RUNNERS[m.catches[0]] if m.catches[0] in RUNNERS else _sim_claims if set(m.catches) <= SIM
            else _regime_claims if set(m.catches) <= REGIMES else _small_claims)
     clean = unmutated(run.__name__, lambda: run(tmp_path))
+    caught = {"soft": claims.NOT_REPRODUCED}   # a contradicted soft claim is NOT REPRODUCED
     assert mutations.flips(m, lambda: run(tmp_path), before=clean) == {
-        c: (claims.PASS, claims.FAIL) for c in m.catches}
+        c: (claims.PASS, caught.get(rules.KINDS[c], claims.FAIL)) for c in m.catches}
 
 
 def test_undefined_replica_is_a_failed_claim(tmp_path):

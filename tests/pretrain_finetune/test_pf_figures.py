@@ -21,3 +21,18 @@ def test_replica_figure_text_is_legible():
     fig = figures.replica_vs_sim(cur, sim, cfg)
     px, text = plotting.smallest_text_px(fig)
     assert px >= plotting.MIN_TEXT_PX, (px, text)
+
+
+def test_lambda_axis_is_log_one_plus_lambda():
+    """The lambda sweep is drawn against log10(1 + lambda), lambda = -1 a decade left of the
+    band's edge (issue 49 item 5: an optimum at -0.999 shows as the edge it is)."""
+    import numpy as np
+
+    at = figures.log1p_lambda_axis((-1.0, -0.999, -0.9, 0.0, 1.0))
+    np.testing.assert_allclose(at([-1.0, -0.999, -0.9, 0.0, 1.0]), [-4, -3, -1, 0, np.log10(2)])
+    cfg = Config.for_scale("smoke")
+    cur = pd.DataFrame([{"curve": "lambda", "task": t, "lam": lam, "replica": 1.0 + lam}
+                        for t in cfg.tasks for lam in cfg.lams])
+    fig = figures.lambda_sweeps(cur, pd.DataFrame(), cfg)
+    ticks = fig.axes[0].get_xticks()
+    assert ticks.min() == at([-1.0])[0] and ticks.max() == at([1.0])[0]

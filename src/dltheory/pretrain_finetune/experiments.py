@@ -185,6 +185,64 @@ def _replica(cfg, task, alpha, c, lam, gamma, alpha_pt=None) -> float:
         return float("nan")
 
 
+def replica_l2_limit(alphas=(0.15, 0.3, 0.5)) -> float:
+    """Largest ``|e - (1 - alpha)|`` of the replica equations at a lazy setting (full
+    overlap, ``c_PT = 1e3``, ``lambda = 0``, ``gamma = 1e-3``) over ``alphas``: the
+    equations against their own closed-form l2 limit (``PF.replica.l2_limit``)."""
+    from .data import FULL_OVERLAP
+    from .replica import replica_error
+
+    return max(abs(replica_error(FULL_OVERLAP, a, 1e3, 0.0, 1e-3).error - (1 - a)) for a in alphas)
+
+
+def kappa_identity_gap(cfg, kappas=(0.25, 0.5, 1.0), lam0s=(-0.5, 0.0, 1.0)) -> float:
+    """Largest relative difference between the FT scales of a network pretrained at ``lam0``
+    whose first layer is shrunk by ``kappa`` and those of the unshrunk network pretrained at
+    ``kappa_lambda_eff(kappa, lam0)`` (both from the weights, ``model.network_ft_scales``),
+    over ``kappas``, ``lam0s`` and ``c_PT`` in (``cfg.c_pt``, 1), on 50 pretrained
+    coefficients drawn from a standard normal (``PF.vision.kappa_is_lambda``)."""
+    from .model import kappa_lambda_eff, network_ft_scales
+
+    beta = seeds.numpy(cfg.seed, "kappa_identity").standard_normal(50)
+    gap = 0.0
+    for c in (cfg.c_pt, 1.0):
+        for k in kappas:
+            for lam0 in lam0s:
+                shrunk = network_ft_scales(beta, c, lam0, cfg.gamma, kappa=k)
+                lam_eff = float(kappa_lambda_eff(k, lam0))
+                if not -1.0 <= lam_eff <= 1.0:
+                    raise ValueError(f"kappa = {k:g} at lam0 = {lam0:g} leaves [-1, 1]: {lam_eff:g}")
+                plain = network_ft_scales(beta, c, lam_eff, cfg.gamma)
+                gap = max(gap, float(np.max(np.abs(shrunk - plain) / plain)))
+    return gap
+
+
+#: The diagonal task each stand-in task is read as (section 9): new classes need features PT
+#: never learned, the subset reuses part of PT's, the shift keeps PT's classes.
+VISION_AS_DIAGONAL = {"new classes (8 vs 9)": "new features", "subset (3 vs 5)": "subset",
+                      "shift (inverted 0-7)": "full overlap"}
+
+
+def kappa_theory(cfg, kappa: float = 0.25, lam0s=(0.0, 1.0)):
+    """What the diagonal theory predicts for the first-layer shrink ``kappa``: per diagonal
+    task and starting relative scale ``lam0``, the replica FT error at ``lam0`` and at the
+    equivalent ``lam_eff`` (``model.kappa_lambda_eff``), at the chapter's ``c_PT``, ``gamma``
+    and ``alpha_FT``; ``change`` = after - before (negative: the shrink helps)."""
+    import pandas as pd
+
+    from .model import kappa_lambda_eff
+
+    rows = []
+    for t, task in cfg.tasks.items():
+        for lam0 in lam0s:
+            lam_eff = float(kappa_lambda_eff(kappa, lam0))
+            before = _replica(cfg, task, cfg.alpha_ft, cfg.c_pt, lam0, cfg.gamma)
+            after = _replica(cfg, task, cfg.alpha_ft, cfg.c_pt, lam_eff, cfg.gamma)
+            rows.append({"task": t, "lam0": lam0, "lam_eff": lam_eff, "before": before,
+                         "after": after, "change": after - before})
+    return pd.DataFrame(rows)
+
+
 def small_problem(cfg):
     """The small PT/FT instance of sections 1-2: 5 active PT coordinates of size 1.5; the FT
     teacher reuses 3 of them and adds one new coordinate."""

@@ -25,6 +25,9 @@ def _mean(df, keys):
 
 
 def flow(small: pd.DataFrame, cfg):
+    """GD against the closed-form flow, log-log against the step ``tau``: markers are the
+    largest ``w_err`` (weights vs closed form) and ``inv_err`` (drift of the conservation
+    laws) over the (c, lambda) pairs of ``small``; the predicted slope 1 (O(tau)) is drawn."""
     g = small.groupby("tau", sort=False)[["w_err", "inv_err"]].max().reset_index()
     fig, ax = plt.subplots()
     plotting.sim(ax, g.tau, g.w_err, label="weights vs closed form", color=plotting.color(0))
@@ -67,6 +70,9 @@ def regimes_map(cfg):
 
 
 def replica_vs_sim(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
+    """FT error against ``alpha`` (one panel per task, one colour per regime): the replica
+    prediction dashed from ``curves`` (``curve == "alpha"``, column ``replica``), the exact
+    finite-D minimisers as markers, mean ± s.e. of ``sim.sim`` over seeds."""
     sim = _cols(sim, ["task", "regime", "alpha", "sim"])
     tasks = list(cfg.tasks)
     # 9.5 in wide: the book scales it to its 688 px column, which keeps 10.5 pt ticks and
@@ -91,25 +97,41 @@ def replica_vs_sim(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
     return fig
 
 
+def log1p_lambda_axis(lams):
+    """Positions ``log10(1 + lambda)`` for the lambda axis; ``lambda = -1`` (where the log is
+    ``-inf``) sits one decade left of the smallest positive ``1 + lambda`` of ``lams``."""
+    lams = np.asarray(lams, dtype=float)
+    pos = lams[lams > -1]
+    floor = np.log10(1 + pos.min()) - 1 if pos.size else -1.0
+    return lambda x: np.where(np.asarray(x, dtype=float) > -1,
+                              np.log10(np.maximum(1 + np.asarray(x, dtype=float), 1e-300)), floor)
+
+
 def lambda_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg, title: str | None = None):
+    """Replica FT error against lambda_PT, one colour per task: theory dashed from ``curves``
+    (``curve == "lambda"``: ``task``, ``lam``, ``replica``), its minimum starred; the exact
+    minimisers at regimes I, IV, II as markers, mean ± s.e. of ``sim.sim`` at ``alpha_ft``.
+    The axis is ``log10(1 + lambda)`` (ticks labelled in lambda), so that an optimum at
+    ``1 + lambda = 1e-3`` is visibly at the edge of the band; lambda = -1 is the left end."""
     lam = curves[curves.curve == "lambda"]
     sim = _cols(sim, ["task", "regime", "alpha", "sim"])
     s = _mean(sim[(sim.alpha == cfg.alpha_ft) & sim.regime.isin(["I", "II", "IV"])], ["task", "regime"])
     lam_of = {r: cfg.regimes[r][1] for r in ("I", "II", "IV")}
-    xs = {x: i for i, x in enumerate(cfg.lams)}
+    at = log1p_lambda_axis(cfg.lams)
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     for i, (t, g) in enumerate(lam.groupby("task", sort=False)):
         col = plotting.color(i)
-        pos = np.interp(g.lam, cfg.lams, np.arange(len(cfg.lams)))
+        pos = at(g.lam.to_numpy())
         plotting.theory(ax, pos, g.replica, color=col, marker="o", ms=3, label=f"{t} (replica)")
         j = int(np.argmin(g.replica.to_numpy()))
         ax.plot(pos[j], g.replica.iloc[j], marker="*", ms=12, color=col, ls="none", zorder=5)
         ss = s[s.task == t]
-        px = np.interp([lam_of[r] for r in ss.regime], cfg.lams, np.arange(len(cfg.lams)))
+        px = at([lam_of[r] for r in ss.regime])
         plotting.sim(ax, px, ss.sim, yerr=ss["sem"], color=col, label=f"{t} (sim)")
-    ax.set_xticks(list(xs.values()), [f"{x:g}" for x in xs], rotation=30)
+    ticks = [x for x in cfg.lams if x <= -0.9 or x in (0.0, 1.0)]
+    ax.set_xticks(list(at(ticks)), [f"{x:g}" for x in ticks], rotation=30)
     ax.set_yscale("log")
-    ax.set_xlabel(r"$\lambda_{PT}$ (first layer small $\leftarrow$ $\rightarrow$ large)")
+    ax.set_xlabel(r"$\lambda_{PT}$, on a $\log(1+\lambda_{PT})$ axis ($-1$ at the left end)")
     ax.set_ylabel("FT error")
     ax.set_title(title or f"Best relative scale per task, α_FT={cfg.alpha_ft:g} (★ = replica best; "
                  f"{plotting.scale_tag(cfg.scale)})")
@@ -124,6 +146,9 @@ def headline(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
 
 
 def knob_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
+    """FT error against the readout re-initialisation gamma (left) and the PT scale c_PT
+    (right), one colour per task: replica dashed from ``curves`` (``curve`` ``gamma`` / ``c``),
+    exact minimisers as markers, mean ± s.e. of ``sim.sim`` per ``knob`` value."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
     sim = _cols(sim, ["knob", "task", "gamma", "c", "sim"])
     for ax, knob, lab in ((axes[0], "gamma", r"readout re-init $\gamma_{FT}$"), (axes[1], "c", r"PT scale $c_{PT}$")):
@@ -146,6 +171,9 @@ def knob_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg):
 
 
 def learned_path(path: pd.DataFrame, cfg):
+    """The learned (ell-order, PD) of the exact FT minimiser as lambda_PT runs from -1 to +1
+    (markers coloured by ``path.lam``, columns ``ell``, ``pd``), inside the trade-off triangle
+    1 <= ell + PD <= 2 (grey lines)."""
     fig, ax = plt.subplots(figsize=(4.6, 3.6))
     path = _cols(path, ["ell", "pd", "lam"])
     ax.plot(_TRI[:, 0], _TRI[:, 1], color="0.3", lw=1)
@@ -159,6 +187,9 @@ def learned_path(path: pd.DataFrame, cfg):
 
 
 def imperfect(th: pd.DataFrame, sim: pd.DataFrame, cfg):
+    """Full overlap, FT error against lambda_PT: replica dotted for perfect PT and dashed for
+    ``alpha_pt`` (``th.replica`` per ``alpha_ft``, one colour each); the exact minimisers after
+    imperfect PT as markers, mean ± s.e. of ``sim.sim`` per ``lam`` at the largest alpha_FT."""
     fig, ax = plt.subplots(figsize=(6.2, 3.6))
     lams = list(cfg.lams_imperfect)
     pos = np.arange(len(lams))
@@ -181,6 +212,9 @@ def imperfect(th: pd.DataFrame, sim: pd.DataFrame, cfg):
 
 
 def vision(vis: pd.DataFrame, cfg):
+    """Digits stand-in: held-out accuracy (``acc``, mean ± s.e. over seeds, markers joined by
+    thin lines) against the number of FT examples ``n``, one panel per ``ft_task`` and one
+    colour per ``intervention``. No theory line: the diagonal theory gives signs, not curves."""
     from .experiments import VISION_TASKS
 
     vis = _cols(vis, ["ft_task", "intervention", "n", "acc"])

@@ -87,14 +87,23 @@ def rebalance(W: DiagWeights, b) -> DiagWeights:
     return DiagWeights(a, a * 1, b + 0 * a, b + 0 * a)
 
 
-def network_ft_scales(beta_pt, c, lam, gamma):
+def network_ft_scales(beta_pt, c, lam, gamma, kappa=1.0):
     """The per-coordinate scale ``c_d = w_d(0)² + v_d(0)²`` of the FT network itself: the
     end-of-PT weights of the flow at ``β_PT`` (:func:`flow_weights_from_beta`), rebalanced
-    with readout ``γ`` (:func:`rebalance`). The simulations build their FT potential from
-    these weights, so a formula for ``c_d`` (``bias.ft_scales``) is tested against the
-    network, not against itself (the two agree when that formula is right)."""
+    with readout ``γ`` (:func:`rebalance`), the first layer then multiplied by ``kappa``
+    (the digits stand-in's intervention, section 9). The simulations build their FT
+    potential from these weights, so a formula for ``c_d`` (``bias.ft_scales``) is tested
+    against the network, not against itself (the two agree when that formula is right)."""
     W = rebalance(flow_weights_from_beta(beta_pt, c, lam), gamma)
-    return np.asarray(W.wp, dtype=float) ** 2 + np.asarray(W.vp, dtype=float) ** 2
+    return (kappa * np.asarray(W.wp, dtype=float)) ** 2 + np.asarray(W.vp, dtype=float) ** 2
+
+
+def kappa_lambda_eff(kappa, lam0):
+    """The relative PT scale that the first-layer shrink ``kappa`` amounts to: with rebalanced
+    FT and a re-initialised readout, shrinking the first layer of a network pretrained at
+    ``lam0`` gives the FT scales ``c_d`` of a network pretrained at ``lam_eff`` (same
+    ``c_PT``, hence the same ``β_PT``), ``1 + lam_eff = kappa² (1 + lam0)``."""
+    return np.asarray(kappa, dtype=float) ** 2 * (1 + np.asarray(lam0, dtype=float)) - 1
 
 
 def readout_reinit(W: DiagWeights, b) -> DiagWeights:

@@ -80,6 +80,14 @@ def _test_is_training(binary_task):
     return wrong
 
 
+def _kappa_not_squared(kappa_lambda_eff):
+    return lambda kappa, lam0: np.asarray(kappa, dtype=float) * (1 + np.asarray(lam0, dtype=float)) - 1
+
+
+def _kappa_sign_inverted(kappa_sign):
+    return lambda theory, diag_task: -kappa_sign(theory, diag_task)
+
+
 def _reach_inverted(_prop):
     def reachable(self):
         return {t: r * self.d_sim_max < self.min_active for t, r in self.task_rho.items()}
@@ -130,6 +138,14 @@ ENTRIES = [
              "the reach gate inverted: the tasks too sparse for the simulated D enter evidence, "
              "the others are left out", "comparison inverted", "regime boundary",
              _reach_inverted, ("PF.reach.gate",)),
+    Mutation("pretrain_finetune:kappa_not_squared", f"{P}.model:kappa_lambda_eff",
+             "first-layer shrink read as 1 + lambda_eff = kappa (1 + lambda_0), kappa not squared",
+             "exponent 1 for 2", "exponent", _kappa_not_squared, ("PF.vision.kappa_is_lambda",)),
+    Mutation("pretrain_finetune:kappa_sign_inverted", f"{P}.checks:kappa_sign",
+             "the stand-in judged against the opposite of the diagonal theory's sign for kappa",
+             "sign of the prediction", "sign", _kappa_sign_inverted,
+             ("PF.vision.early_scale.new_classes", "PF.vision.early_scale.subset",
+              "PF.vision.early_scale.shift")),
     Mutation("pretrain_finetune:judge_worst_as_best", f"{P}.checks:replica_best",
              "PF.best_lambda.sim_agrees compares against the replica's worst setting, not its best",
              "argmax for argmin", "sign", lambda f: (lambda rep: rep.idxmax()), ("PF.best_lambda.sim_agrees",)),

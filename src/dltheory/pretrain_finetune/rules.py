@@ -14,6 +14,10 @@ correct code were the paper wrong about the networks and data the chapter runs.
   (imperfect PT turns the best lambda negative) on the simulation; below D = 1000 the
   finite-D bias near the recovery transition is as large as the effect, so a significant
   contradiction there is a finite-size effect, not a bug.
+* ``PF.vision.kappa_is_lambda`` is an identity: shrinking the rebalanced first layer by
+  kappa gives the FT scales of a network pretrained at 1 + lambda_eff = kappa^2 (1 + lambda_0)
+  is algebra on the closed-form weights. The per-task ``PF.vision.early_scale.*`` are soft:
+  the stand-in against the sign the diagonal theory gives through that identity.
 * ``PF.learned_path`` is hard at every setting; outside the rich corner (c_PT, gamma
   <= 1e-2) or when the full-overlap task is out of reach it is a hard INCONCLUSIVE with
   that reason.
@@ -50,10 +54,12 @@ SOFT = ("PF.best_lambda.full_overlap", "PF.best_lambda.subset", "PF.best_lambda.
         "PF.imperfect_pt.perfect", "PF.imperfect_pt", "PF.imperfect_pt.sim", "PF.imperfect_pt.margin",
         "PF.vision.early_scale", "PF.vision.readout_gamma", "PF.vision.pt_init_scale.new_classes",
         "PF.vision.pt_init_scale.shift", "PF.vision.pt_init_scale.subset", "PF.vision.pr_drop",
-        "PF.vision.ensd", "PF.transformer.new_prime")
+        "PF.vision.ensd", "PF.transformer.new_prime", "PF.vision.early_scale.new_classes",
+        "PF.vision.early_scale.subset", "PF.vision.early_scale.shift")
 IDENTITY = ("PF.flow.invariants", "PF.bias.pt_not_l1_l2", "PF.regimes.corners", "PF.tradeoff",
             "PF.replica.defined", "PF.replica.l2_limit", "PF.learned_path.tradeoff",
-            "PF.split.disjoint", "PF.gd.stable_step", "PF.vision.ci_ordered", "PF.reach.gate")
+            "PF.split.disjoint", "PF.gd.stable_step", "PF.vision.ci_ordered", "PF.reach.gate",
+            "PF.vision.kappa_is_lambda")
 
 KINDS: dict[str, str] = {**{k: "hard" for k in HARD}, **{k: "soft" for k in SOFT},
                          **{k: "identity" for k in IDENTITY}}

@@ -668,10 +668,13 @@ def _route_claims(ledger, cfg, rt: pd.DataFrame) -> None:
                 else "$(T+G)(f_{\\rm new}) - (T+G)(\\tilde f_S) \\le 2(\\varepsilon_M + "
                      "\\varepsilon_K)$")
         _check(ledger, f"DE.route{route}.coverage",
-                     f"Route {route}'s deviation bound holds at its stated probability: "
-                     f"{what} fails on at most {frac} = {allowed:g} of fresh draws",
+                     f"Route {route}'s deviation term has its stated coverage with "
+                     f"pointwise deviations (quantiles over redrawn samples for the bracket's "
+                     f"two fixed models, not uniform over the class): {what} fails on at "
+                     f"most {frac} = {allowed:g} of fresh draws",
                      float(max(w.max(), inst.max())), hi=allowed,
-                     note=f"eps at level {d:g} from calibration draws; worst-case "
+                     note=f"eps at level {d:g} from calibration draws (pointwise: the "
+                          f"models are not retrained on a redrawn S); worst-case "
                           f"(complementary pair) failure frequency "
                           f"{', '.join(f'{v:.4f}' for v in w)}, the chapter's instances "
                           f"{', '.join(f'{v:.4f}' for v in inst)}; {draws}, {n} seeds")

@@ -213,3 +213,148 @@ def test_a_chapter_with_a_bad_variable_stops_in_its_first_cell(tmp_path):
     assert time.perf_counter() - t0 < 15
     assert r.returncode != 0
     assert "ValueError: $DLTHEORY_JOBS='abc': allowed values are an integer" in r.stderr
+
+
+# --------------------------------------------------------------------------- papermill
+# Issue 45: `-p seed 3` ran at SEED 0 and exited 0 (only UPPER_CASE unknown names were
+# refused); `-r ALPHA1 1.0` (text) said "outside its domain [0.25, 4]"; TAU_K=True suggested
+# TAU_K = 1, itself outside [1e-4, 1e-2]; WIDTH=64.5 named no range.
+def _suggested(message: str, name: str) -> float:
+    import re
+
+    return float(re.search(rf"e\.g\. {name} = ([-+0-9.e]+)", message)[1])
+
+
+@pytest.mark.parametrize("chapter", sorted(CONFIGS))
+@pytest.mark.parametrize("bad, words", [
+    (True, "a bool, but an? (integer|number) goes here"),
+    ("1.0", "text, but an? (integer|number) goes here.*papermill's -r passes raw text"),
+    ("abc", "text, but an? (integer|number) goes here"),
+    (None, "None, but an? (integer|number) goes here"),
+    ([1], "a list, but an? (integer|number) goes here"),
+])
+def test_a_parameter_of_the_wrong_type_says_what_goes_there(chapter, bad, words):
+    """Every knob and SEED: the type is named before the range ("a number goes here", never
+    "outside its domain"), the message names the range, and the value it suggests lies
+    inside the domain."""
+    C = config_class(chapter)
+    for name, (lo, hi) in C.domain().items():
+        with pytest.raises(ValueError) as err:
+            C.for_scale("smoke", **{name: bad})
+        msg = str(err.value)
+        assert msg.startswith(f"{name} = {bad!r}: ") and "outside its domain" not in msg
+        import re
+        assert re.search(words, msg), msg
+        assert validation.interval(lo, hi) in msg
+        assert lo <= _suggested(msg, name) <= hi, msg
+
+
+@pytest.mark.parametrize("chapter", sorted(CONFIGS))
+def test_a_fraction_where_an_integer_goes_names_the_range(chapter):
+    C = config_class(chapter)
+    for name, (lo, hi) in C.domain().items():
+        if name != "SEED" and not C.KNOBS[name].integer:
+            continue
+        for bad in (lo + 0.5, hi + 0.5):
+            with pytest.raises(ValueError) as err:
+                C.for_scale("smoke", **{name: bad})
+            msg = str(err.value)
+            assert f"{name} = {bad!r}: an integer goes here, in " \
+                f"{validation.interval(lo, hi)}" in msg
+            assert lo <= _suggested(msg, name) <= hi and _suggested(msg, name) % 1 == 0
+
+
+def test_the_cases_of_the_issue():
+    from dltheory.depth_expansion.config import Config as DE
+    from dltheory.gradient_flow import Config as GF
+    from dltheory.sparse_scaling.config import Config as SS
+
+    with pytest.raises(ValueError, match=r"ALPHA1 = '1\.0': text, but a number goes here, in "
+                                         r"\[0\.25, 4\] \(papermill's -r passes raw text"):
+        SS.for_scale("smoke", ALPHA1="1.0")
+    with pytest.raises(ValueError, match=r"TAU_K = True: a bool, but a number goes here, in "
+                                         r"\[0\.0001, 0\.01\] \(e\.g\. TAU_K = 0\.005\)"):
+        GF.for_scale("smoke", TAU_K=True)
+    with pytest.raises(ValueError, match=r"WIDTH = 64\.5: an integer goes here, in \[16, 256\] "
+                                         r"\(a fraction was given; e\.g\. WIDTH = 64\)"):
+        DE.for_scale("smoke", WIDTH=64.5)
+    with pytest.raises(ValueError, match=r"ALPHA1 = 9\.0 is outside its domain \[0\.25, 4\]"):
+        SS.for_scale("smoke", ALPHA1=9.0)                     # a number out of range
+    assert SS.for_scale("smoke", ALPHA1=2).alpha1 == 2.0      # an int where a float goes
+
+
+def _injected(**params) -> dict:
+    """A kernel's globals after papermill injected ``params`` (IPython keeps each executed
+    cell's source in ``In``; papermill's cell starts ``# Parameters``)."""
+    from papermill.translators import PythonTranslator
+
+    source = PythonTranslator.codify(params)
+    return {"In": ["", "from dltheory import runtime\nSEED = 0\n", source], **params}
+
+
+@pytest.mark.parametrize("chapter", sorted(CONFIGS))
+def test_a_parameter_in_another_case_is_refused_naming_the_allowed_ones(chapter):
+    from dltheory import chapter_config
+
+    C = config_class(chapter)
+    allowed = ", ".join(["SEED", "SCALE", "BUDGET", *C.KNOBS])
+    for name in ["SEED", *C.KNOBS]:
+        for spelt in (name.lower(), name.title()):
+            ns = _injected(**{spelt: 3})
+            found = validation.injected_parameters(ns)
+            assert found == [spelt]
+            with pytest.raises(ValueError, match=rf"unknown parameter {spelt} \(did you mean "
+                                                 rf"{name}\?\).*allowed: {allowed}$"):
+                chapter_config.check_parameters(ns, C, injected=found)
+    ns = _injected(not_a_knob=1, SEED=2)      # any name papermill injected counts
+    with pytest.raises(ValueError, match="unknown parameter not_a_knob "):
+        chapter_config.check_parameters(ns, C, injected=validation.injected_parameters(ns))
+    chapter_config.check_parameters(_injected(SEED=2), C,
+                                    injected=validation.injected_parameters(_injected(SEED=2)))
+
+
+def test_start_refuses_a_lower_case_papermill_parameter():
+    from dltheory import chapter
+
+    with pytest.raises(ValueError, match=r"unknown parameter seed \(did you mean SEED\?\)"):
+        chapter.start("gradient_flow", "smoke", namespace=_injected(seed=3))
+
+
+def test_injected_parameters_reads_only_papermills_cell():
+    assert validation.injected_parameters({}) == []
+    assert validation.injected_parameters({"In": "not a list"}) == []
+    ns = {"In": ["x = 1\n", "# Parameters\nseed = 3\nALPHA1 = \"1.0\"\n", "# Parameters\n(",
+                 "# Parameters\nseed = 4\n"]}
+    assert validation.injected_parameters(ns) == ["seed", "ALPHA1"]
+
+
+@pytest.mark.parametrize("value, lo, hi, integer, default, want", [
+    (True, 1e-4, 1e-2, False, 5e-3, 5e-3),      # the default, inside
+    (True, 1e-4, 1e-2, False, None, 5.05e-3),   # else the middle (not 1)
+    (64.5, 16, 256, True, None, 64),            # else the value pulled in and rounded
+    (1e9 + 0.5, 16, 256, True, None, 256),
+    ("x", 2, 100, True, 500, 51),               # a default outside the range is not used
+])
+def test_a_suggested_value_lies_inside_the_domain(value, lo, hi, integer, default, want):
+    with pytest.raises(ValueError) as err:
+        validation.parameter("P", value, lo, hi, integer=integer, default=default)
+    assert _suggested(str(err.value), "P") == pytest.approx(want)
+
+
+def test_papermill_with_a_lower_case_parameter_stops_the_notebook(tmp_path):
+    """End to end: ``papermill book/00_gradient_flow.ipynb out.ipynb -p seed 3`` ran at SEED
+    0 and exited 0; now the chapter's start cell refuses it (a few CPU seconds: the kernel
+    stops before any experiment)."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "DLTHEORY_SCALE": "smoke", "DLTHEORY_RESULTS_DIR": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-m", "papermill", str(repo / "book" /
+                        "00_gradient_flow.ipynb"), str(tmp_path / "out.ipynb"), "-p", "seed",
+                        "3", "--log-level", "ERROR", "--cwd", str(repo / "book")],
+                       env=env, capture_output=True, text=True, timeout=240)
+    assert r.returncode != 0
+    assert "unknown parameter seed (did you mean SEED?)" in r.stdout + r.stderr
+    assert not list(tmp_path.glob("*.json"))                  # no ledger of a wrong run

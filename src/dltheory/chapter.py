@@ -138,7 +138,7 @@ def start(name: str, scale: str | None = None, *, device: str | None = None,
     and the allowed parameters (``chapter_config.check_parameters``)."""
     import sys
 
-    from . import chapter_config, claims, mutations, plotting, provenance, runtime
+    from . import chapter_config, claims, mutations, plotting, provenance, runtime, validation
 
     ch = get(name)
     config_cls = module(ch.name, "config").Config
@@ -148,7 +148,8 @@ def start(name: str, scale: str | None = None, *, device: str | None = None,
     # papermill injects plain values; an imported constant (a Task, a module) is no parameter
     plain = {k: v for k, v in namespace.items()
              if isinstance(v, (bool, int, float, str, type(None)))}
-    chapter_config.check_parameters(plain, config_cls, ignore=NOTEBOOK_CONSTANTS)
+    chapter_config.check_parameters(plain, config_cls, ignore=NOTEBOOK_CONSTANTS,
+                                    injected=validation.injected_parameters(namespace))
     cfg = config_cls.for_scale(scale, **knobs)
     rt = runtime.setup(cfg.scale, config=cfg, device=device, dtype=dtype)
     connect_dask()

@@ -81,26 +81,33 @@ def _coerce(name: str, value: Any, kind: str | None) -> Any:
     return value
 
 
-def unknown_parameters(namespace: dict, config_cls: type, ignore=()) -> list[str]:
-    """The UPPER_CASE names in ``namespace`` (a notebook's ``globals()``) that are neither
-    a knob of ``config_cls`` nor reserved (``SEED``, ``SCALE``, ``BUDGET``) nor in
-    ``ignore``, sorted. Papermill writes every parameter it is given into the notebook as a
-    new variable, so a misspelt one (``K_FIXD = 3``) shows up here instead of silently
-    running the defaults; ``chapter.start`` raises on a non-empty list (see
-    ``check_parameters``)."""
+def unknown_parameters(namespace: dict, config_cls: type, ignore=(), injected=()) -> list[str]:
+    """The UPPER_CASE names in ``namespace`` (a notebook's ``globals()``), and the names
+    papermill injected in any case (``injected``: ``validation.injected_parameters``; ``-p
+    seed 3`` injects ``seed``), that are neither a knob of ``config_cls`` nor reserved
+    (``SEED``, ``SCALE``, ``BUDGET``) nor in ``ignore``, sorted. Papermill writes every
+    parameter it is given into the notebook as a new variable, so a misspelt one (``K_FIXD
+    = 3``, ``seed = 3``) shows up here instead of silently running the defaults;
+    ``chapter.start`` raises on a non-empty list (see ``check_parameters``)."""
     known = set(getattr(config_cls, "KNOBS", {})) | set(RESERVED) | set(ignore)
-    return sorted(k for k in namespace
-                  if isinstance(k, str) and k.isupper() and k[0].isalpha()
-                  and k.replace("_", "").isalnum() and k not in known)
+    upper = {k for k in namespace
+             if isinstance(k, str) and k.isupper() and k[0].isalpha()
+             and k.replace("_", "").isalnum()}
+    return sorted(k for k in upper | {str(k) for k in injected} if k not in known)
 
 
-def check_parameters(namespace: dict, config_cls: type, ignore=()) -> None:
-    """``ValueError`` naming the unknown parameters of ``namespace`` and the allowed ones."""
-    bad = unknown_parameters(namespace, config_cls, ignore)
+def check_parameters(namespace: dict, config_cls: type, ignore=(), injected=()) -> None:
+    """``ValueError`` naming the unknown parameters of ``namespace`` (and of ``injected``)
+    and the allowed ones; a name that is an allowed one in another case says which
+    (``seed (did you mean SEED?)``)."""
+    bad = unknown_parameters(namespace, config_cls, ignore, injected)
     if bad:
-        allowed = ", ".join([*RESERVED, *getattr(config_cls, "KNOBS", {})])
-        raise ValueError(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(bad)} "
-                         f"(a typo in a papermill -p?); allowed: {allowed}")
+        names = [*RESERVED, *getattr(config_cls, "KNOBS", {})]
+        upper = {n.upper(): n for n in names}
+        shown = [f"{b} (did you mean {upper[b.upper()]}?)" if b.upper() in upper else b
+                 for b in bad]
+        raise ValueError(f"unknown parameter{'s' if len(bad) > 1 else ''} {', '.join(shown)} "
+                         f"(a typo in a papermill -p?); allowed: {', '.join(names)}")
 
 
 @dataclass(frozen=True)
@@ -116,16 +123,14 @@ class Knob:
     integer: bool = False
     log: bool = False
 
-    def check(self, name: str, value: Any) -> float | int:
-        """``value`` if it lies in the domain, else ``ValueError`` naming the knob."""
-        try:
-            if self.integer:
-                return validation.integer(name, value, self.lo, self.hi)
-            return validation.real(name, value, self.lo, self.hi)
-        except ValueError:
-            what = "an integer" if self.integer else "a finite number"
-            raise ValueError(f"{name} = {value!r} is outside its domain "
-                             f"{validation.interval(self.lo, self.hi)} ({what})") from None
+    def check(self, name: str, value: Any, default: Any = None) -> float | int:
+        """``value`` as an int or float if it is one and lies in the domain, else
+        ``ValueError`` naming the knob and its range: "a number goes here" (or "an integer")
+        for a value of another type, "outside its domain" for one out of range
+        (``validation.parameter``; a suggested value, ``default`` where it fits, lies in
+        the domain)."""
+        return validation.parameter(name, value, self.lo, self.hi, integer=self.integer,
+                                    default=default)
 
     def draw(self, rng: np.random.Generator) -> float | int:
         if self.integer:
@@ -178,14 +183,14 @@ class ChapterConfig:
     # ------------------------------------------------------------------ construction
     def __post_init__(self):
         validation.choice("scale", self.scale, runtime.SCALES)
-        validation.integer("SEED", self.seed, *SEED_RANGE)
-        if isinstance(self.seed, float):
-            object.__setattr__(self, "seed", int(self.seed))
+        object.__setattr__(self, "seed", validation.parameter(
+            "SEED", self.seed, *SEED_RANGE, integer=True, default=0))
         if self.budget is not None:
             validation.real("budget (seconds)", self.budget, 0.0, math.inf, lo_open=True)
+        defaults = {f.name: f.default for f in dataclasses.fields(self)}
         for name, knob in self.KNOBS.items():
-            value = _coerce(name, getattr(self, knob.field), "int" if knob.integer else "float")
-            object.__setattr__(self, knob.field, knob.check(name, value))
+            object.__setattr__(self, knob.field, knob.check(
+                name, getattr(self, knob.field), default=defaults.get(knob.field)))
         self.validate()
 
     def validate(self) -> None:
@@ -223,6 +228,8 @@ class ChapterConfig:
     @classmethod
     def _override(cls, name: str, value: Any) -> tuple[str, Any]:
         field = cls.field_for(name)
+        if field == "seed" or field in {k.field for k in cls.KNOBS.values()}:
+            return field, value   # checked (type, then range) when the Config is built
         return field, _coerce(name, value, cls._kind(name, field))
 
     @classmethod

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["real", "integer", "array", "choice", "as_generator", "interval",
-           "ENVIRONMENT", "env", "check_environment"]
+__all__ = ["real", "integer", "array", "choice", "as_generator", "interval", "parameter",
+           "injected_parameters", "ENVIRONMENT", "env", "check_environment"]
 
 
 # --------------------------------------------------------------------------- values
@@ -92,6 +92,97 @@ def array(name: str, value: Any, lo: float = -math.inf, hi: float = math.inf, *,
             raise ValueError(f"{name} must lie in {rng} (finite, entrywise), "
                              f"got {a[bad].ravel()[0]!r}")
     return a
+
+
+# --------------------------------------------------------------------------- parameters
+def _example(value: Any, lo: float, hi: float, integer: bool, default: Any) -> int | float:
+    """A value to suggest for a parameter, always inside ``[lo, hi]``: the default when it
+    lies there, else the given number pulled into the range (rounded for an integer), else
+    the middle of the range."""
+    def inside(v):
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and \
+            math.isfinite(v) and lo <= v <= hi and (not integer or float(v).is_integer())
+    if inside(default):
+        return int(default) if integer else default
+    v = value.item() if isinstance(value, np.generic) else value
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+        v = min(max(v, lo), hi)
+        if integer:
+            v = min(max(round(v), math.ceil(lo)), math.floor(hi))
+        return v
+    if math.isfinite(lo) and math.isfinite(hi):
+        mid = (lo + hi) / 2
+        return int(mid) if integer else float(f"{mid:.4g}")
+    return lo if math.isfinite(lo) else hi if math.isfinite(hi) else 0
+
+
+def parameter(name: str, value: Any, lo: float, hi: float, *, integer: bool = False,
+              default: Any = None) -> int | float:
+    """A parameters-cell value (``-p NAME value`` under papermill), checked in order:
+
+    1. its type: a number (an integer where ``integer``; an integral float such as ``10.0``
+       is taken as ``10``, an int as a float where a float goes); anything else is
+       ``"NAME = 'abc': text, but a number goes here, in [lo, hi] (e.g. NAME = 3)"`` (a
+       bool, None, a list likewise), a fraction where an integer goes ``"NAME = 64.5: an
+       integer goes here, in [16, 256] (a fraction was given; e.g. NAME = 64)"``;
+    2. its range: ``"NAME = 9 is outside its domain [lo, hi] (an integer)"``, NaN and
+       infinities included.
+
+    Every message names the range, and a suggested value (``default`` when it lies in the
+    range) always lies inside it. Returns the value as an int or a float."""
+    rng = interval(lo, hi)
+    what = "an integer" if integer else "a number"
+    v = value.item() if isinstance(value, np.generic) else value
+    number = isinstance(v, (int, float)) and not isinstance(v, bool)
+    if not number or (integer and math.isfinite(v) and not float(v).is_integer()):
+        example = f"e.g. {name} = {_example(v, lo, hi, integer, default)!r}"
+        if number:      # a fraction where an integer goes
+            raise ValueError(f"{name} = {value!r}: an integer goes here, in {rng} "
+                             f"(a fraction was given; {example})")
+        given = ("a bool" if isinstance(v, bool) else "text" if isinstance(v, (str, bytes))
+                 else "None" if v is None else f"a {type(v).__name__}")
+        hint = "papermill's -r passes raw text, -p a number; " if _parses(v) and \
+            isinstance(v, (str, bytes)) else ""
+        raise ValueError(f"{name} = {value!r}: {given}, but {what} goes here, in {rng} "
+                         f"({hint}{example})")
+    if not (math.isfinite(v) and lo <= v <= hi):
+        raise ValueError(f"{name} = {value!r} is outside its domain {rng} "
+                         f"({'an integer' if integer else 'a finite number'})")
+    return int(v) if integer else float(v)
+
+
+def _parses(text: Any) -> bool:
+    try:
+        float(text)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def injected_parameters(namespace: dict) -> list[str]:
+    """The names papermill injected into a notebook kernel (``-p NAME value``), any case.
+
+    Papermill adds a cell after the parameters cell, tagged ``injected-parameters``, whose
+    source starts ``# Parameters`` and holds one assignment per parameter; a kernel does not
+    see cell tags, but IPython keeps every executed cell's source in ``In`` (in
+    ``namespace``, a notebook's globals). Returns the names assigned in such cells, in
+    order; ``[]`` outside a kernel or without an injected cell."""
+    import ast
+
+    history = namespace.get("In") if isinstance(namespace, dict) else None
+    names: list[str] = []
+    for source in history if isinstance(history, list) else []:
+        if not isinstance(source, str) or source.lstrip().split("\n", 1)[0].strip() != \
+                "# Parameters":
+            continue
+        try:
+            body = ast.parse(source).body
+        except SyntaxError:
+            continue
+        for node in body:
+            if isinstance(node, ast.Assign):
+                names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return list(dict.fromkeys(names))
 
 
 def choice(name: str, value: Any, options: Iterable) -> Any:

@@ -322,7 +322,7 @@ def test_the_calibration_page_shows_chapter_fours_line_and_survives_a_cut_record
     rec["chapter"] = "depth_expansion"
     (tmp_path / "depth_expansion.smoke.json").write_text(json.dumps(rec))
     _, summary = _calibration_html(tmp_path, ["depth_expansion"])
-    assert summary.cost[0] == "10 s wall, 0.0 CPU-hours" and summary.runs[0] == 1
+    assert summary.cost[0] == "10 s wall, 20 CPU-s" and summary.runs[0] == 1
     (tmp_path / "depth_expansion.smoke.json").write_text(json.dumps(rec)[:100])
     _, summary = _calibration_html(tmp_path, ["depth_expansion"])
     assert summary.status[0] == "error" and "truncated" in summary.detail[0]

@@ -180,3 +180,28 @@ def test_rope_laws_are_quadratic():
     q = quadratic_laws(m, in_shape=(3, 2), seed=0)
     c = cl.count_laws(m, in_shape=(3, 2), seed=0)
     assert q.functional_rank(m) == c.laws == cl.theory_count(m)
+
+
+def test_an_unclosed_count_above_the_prediction_is_undecided_not_failed():
+    """A count whose algebra had not closed is an upper bound: above the prediction it
+    decides nothing (INCONCLUSIVE), at the prediction it is the certificate."""
+    from dltheory.conservation import checks
+
+    row = pd.Series({"laws": 7, "theory": 6, "closed": False, "levels": 4, "undetermined": ""})
+    assert "upper bound" in checks.undecided(row)
+    assert checks.undecided(row.copy().replace({7: 6})) == ""
+    assert checks.undecided(pd.Series({"laws": 7, "theory": 6, "closed": True, "levels": 2,
+                                       "undetermined": ""})) == ""
+    assert "not determined" in checks.undecided(pd.Series(
+        {"laws": float("nan"), "theory": 6, "undetermined": "no gap"}))
+
+
+def test_listed_laws_rank_equals_the_count_on_the_papers_blocks():
+    """Theorem 3's two numbers: the listed laws' functional rank and the counted laws."""
+    from dltheory.conservation import experiments as ex
+
+    for model, shape in ((cl.SwiGLU(3, 2, 2, gen=g(0)), (3,)),
+                         (cl.MHA(3, 2, 2, 2, 3, pe="rope", gen=g(1)), (3, 3)),
+                         (cl.MoE(3, 2, 3, 2, gen=g(2)), (3,))):
+        model = model.double()
+        assert ex.listed_rank(model, 1e-9) == cl.count_laws(model, in_shape=shape).laws

@@ -16,6 +16,7 @@ ENTRIES = {m.id: m for m in mutations.registry("conservation_laws")}
 # target -> the section whose check function records the entry's claims
 SECTION = {"dltheory.conservation.laws:theory_count": "counts",
            "dltheory.conservation.laws:renorm_top1_count": "counts",
+           "dltheory.conservation.laws:laws_for": "complete",
            "dltheory.conservation.laws:shift_invariant": "sigmoid",
            "dltheory.conservation.theory:matched_slope": "matched",
            "dltheory.conservation.theory:wd_decay": "discrete",
@@ -51,6 +52,7 @@ def runs(cfg):
     sgd = checks.window_fits(win[win.opt == "sgd"], cfg.ks).groupby("block", sort=False)[
         ["beta"]].mean()
     return {"counts": lambda led: checks.counts(led, cfg, counts),
+            "complete": lambda led: checks.completeness(led, cfg, counts),
             "sgd_guard": lambda led: checks.design_guards(led, cfg, fresh_windows(cfg), adam),
             "walk": lambda led: checks.sgd_k_exponent(led, cfg, sgd, fresh_walks(cfg)),
             "sigmoid": lambda led: checks.sigmoid_gating(led, cfg, sig, shifts),
@@ -111,6 +113,7 @@ def test_every_claim_is_declared_with_its_kind(runs, tmp_path):
     from dltheory.conservation import rules
 
     led = claims.Ledger("declared", scale="smoke", results_dir=tmp_path, rules=rules)
-    for section in ("counts", "sigmoid", "matched", "discrete", "gradient", "walk"):
+    for section in ("counts", "complete", "sigmoid", "matched", "discrete", "gradient",
+                    "walk"):
         runs[section](led)
     assert led.undeclared() == []

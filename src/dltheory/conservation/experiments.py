@@ -173,6 +173,26 @@ def theory_for(name: str, model) -> int | None:
         return None
 
 
+def listed_rank(model, rtol: float) -> int:
+    """The functional rank of a block's listed laws (``laws.laws_for``): the rank of their
+    gradients at the block's parameters (as ``QuadraticLaws.functional_rank``), i.e. how
+    many of them are functionally independent there."""
+    fams = L.laws_for(model)
+    if not fams:
+        return 0
+    G = torch.cat([law_gradients(model, f).reshape(-1, sum(p.numel() for p in
+                                                        model.parameters())) for f in fams])
+    s = torch.linalg.svdvals(G)
+    return int((s > rtol * s[0]).sum()) if s[0] > 0 else 0
+
+
+@_f64
+def listed_rank_of(cfg: Config, name: str) -> int:
+    """``listed_rank`` of block ``name`` at this setting, at the parameters the count used
+    (built afresh like ``predicted_count``, so that a changed law list changes it)."""
+    return listed_rank(blocks(cfg)[name][0](name).to(_dev(cfg)), cfg.rtol_rank)
+
+
 def structural_unreached(name: str) -> tuple[str, ...]:
     """The parameters of block ``name`` that get no gradient by structure, and only those:
     renormalised top-1 routing has g = 1 for the kept expert, so its router (E d weights)

@@ -95,6 +95,16 @@ def _wd_linearised(wd_decay):
     return mutant
 
 
+def _mha_without_vo(laws_for):
+    # the attention law list without its V/O family: the Q/K laws alone
+    def mutant(model, prefix=""):
+        from .models import MHA
+
+        fams = laws_for(model, prefix)
+        return fams[:1] if isinstance(model, MHA) else fams
+    return mutant
+
+
 def _expert_zero_unreached(expert_inputs):
     # the count inputs of renormalised top-1 routing miss expert 0: no input reaches it,
     # its 3 m d weights get no gradient (what the old counter took for laws: 100 for 44)
@@ -163,6 +173,10 @@ ENTRIES = [
              "only softmax taken as shift-invariant: the centred sigmoid's router sum missed",
              "d laws missing", "dropped term", _shift_invariant_if(lambda gate: gate == "softmax"),
              ("CL.count.sigmoid.sigmoid_centred", "CL.gate_shift.sigmoid_centred")),
+    Mutation("conservation_laws:list_without_vo", f"{L}:laws_for",
+             "the attention law list without V_i^T V_i - O_i^T O_i (the list incomplete)",
+             "H d_v(d_v+1)/2 laws missing from the list", "dropped term", _mha_without_vo,
+             ("CL.complete.mha", "CL.complete.mha_sin", "CL.complete.mha_rope")),
     # experiment side and judging code
     # Caught as INCONCLUSIVE, not FAIL: the counter refuses a count with an unreached
     # expert (UnderdeterminedCount) instead of returning one (tests/conservation/

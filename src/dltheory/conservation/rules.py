@@ -35,6 +35,9 @@ GATE_BLOCKS = ("moe_dense", "moe_topk", "moe_switch", "moe_top1_renorm", *SIGMOI
 NORMS = ("rmsnorm_swiglu", "layernorm_swiglu", "linear_rmsnorm_swiglu",
          "linear_layernorm_swiglu", "mha_qknorm")
 DISC_BLOCKS = ("swiglu", "mha_rope", "moe_topk")
+#: the paper's blocks whose listed laws are checked for completeness: functionally
+#: independent (rank of their gradients) and as many as the counted laws
+COMPLETE = ("swiglu", "mha", "mha_sin", "mha_rope", "moe_dense")
 
 GUARDS = ("CL.sgd.stochastic", "CL.sgd.batches", "CL.gd.early_window",
           "CL.adam.window_shorter", "CL.sgd_walk.batched_is_loop", "CL.lm.late_is_late",
@@ -44,6 +47,7 @@ KINDS: dict[str, str] = {
     **{f"CL.orth.{b}": "hard" for b in ORTH_BLOCKS},
     **{f"CL.neg.{c}": "hard" for c in CONTROLS},
     **{f"CL.count.{n}": "hard" for n in COUNTS + BIG_COUNTS},
+    **{f"CL.complete.{n}": "hard" for n in COMPLETE},
     "CL.count.smooth_full_rank": "hard",
     "CL.residual_union": "hard",
     "CL.residual_union.plain": "hard",

@@ -133,11 +133,13 @@ def test_the_ci_runs_the_chapters_in_the_colab_like_environment():
 # --------------------------------------------------------------------------- 3. any folder
 def _copy_checkout(dest: Path) -> Path:
     """A minimal checkout: _config.yml, src/dltheory (a copy) and the prologue, in git."""
+    dest.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "_config.yml", dest / "_config.yml")
     shutil.copytree(SRC, dest / "src" / "dltheory",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    (dest / "book").mkdir()
-    shutil.copy(ROOT / "book" / "00_gradient_flow.py", dest / "book")
+    (dest / "book").mkdir(exist_ok=True)
+    if not (dest / "book" / "00_gradient_flow.py").exists():
+        shutil.copy(ROOT / "book" / "00_gradient_flow.py", dest / "book")
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
     subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
     subprocess.run(["git", "add", "."], cwd=dest, check=True)
@@ -145,12 +147,30 @@ def _copy_checkout(dest: Path) -> Path:
     return dest
 
 
-def test_a_chapter_run_from_another_folder_writes_into_its_checkout(tmp_path):
+MINI_CHAPTER = """\
+from dltheory import chapter
+
+cfg, ledger = chapter.start("gradient_flow", "smoke")
+ledger.check("GF.mini", "one is one", 1.0, 1.0, tol=0.1, kind="identity")
+chapter.finish(ledger)
+"""
+
+
+@pytest.mark.parametrize("whole", [
+    False,                                          # the prologue's start and finish only
+    pytest.param(True, marks=pytest.mark.chapter_run),   # the whole prologue at smoke
+])
+def test_a_chapter_run_from_another_folder_writes_into_its_checkout(tmp_path, whole):
     """Defect: ``cd elsewhere && python <checkout>/book/00_...py`` wrote ``_build/`` under
     the working directory with an empty provenance (no commit, no source digests). Now the
     root comes from the package's location: the ledger lands in the checkout's ``_build/``
     with its commit and both digests, and nothing is written where the run started."""
-    co = _copy_checkout(tmp_path / "co")
+    co = tmp_path / "co"
+    co.mkdir()
+    if not whole:
+        (co / "book").mkdir()
+        (co / "book" / "00_gradient_flow.py").write_text(MINI_CHAPTER)
+    co = _copy_checkout(co)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     r = subprocess.run([PY, str(co / "book" / "00_gradient_flow.py")], cwd=elsewhere,

@@ -170,3 +170,51 @@ def test_only_tracked_source_counts_towards_staleness(tmp_path):
     (plain / "foo_backup.py").write_text("x = 1\n")
     assert provenance.tracked_files(plain) is None
     assert provenance.package_sha256(None, plain) != h
+
+
+def _nudge(v):
+    """A value that differs from ``v`` in its 7th significant digit (or in kind)."""
+    if isinstance(v, bool) or v is None:
+        return not v if isinstance(v, bool) else 1
+    if isinstance(v, int):
+        return v + 1
+    if isinstance(v, float):
+        return v + max(abs(v), 1.0) * 1e-6
+    if isinstance(v, str):
+        return v + "x"
+    if isinstance(v, tuple):
+        return (_nudge(v[0]), *v[1:]) if v else (1,)
+    if isinstance(v, dict):
+        return {**v, "_nudged": 1}
+    raise TypeError(type(v))
+
+
+def _configs():
+    import importlib
+
+    from dltheory import chapter
+
+    rows = chapter.REGISTRY.values() if isinstance(chapter.REGISTRY, dict) else chapter.REGISTRY
+    return [importlib.import_module(f"dltheory.{c.subpackage}.config").Config.for_scale("smoke")
+            for c in rows]
+
+
+def test_every_config_field_is_in_the_key_and_the_budget_is_not():
+    """Property over every chapter's Config: changing any field changes the key, a last bit
+    of a float field does not, and the budget fields never do (a larger budget reuses a
+    smaller run's tasks)."""
+    import dataclasses
+
+    for cfg in _configs():
+        base = experiments._config_digest(cfg)
+        for f in dataclasses.fields(cfg):
+            v = getattr(cfg, f.name)
+            other = object.__new__(type(cfg))           # no validation: any value goes
+            for g in dataclasses.fields(cfg):
+                object.__setattr__(other, g.name, getattr(cfg, g.name))
+            object.__setattr__(other, f.name, _nudge(v))
+            changed = experiments._config_digest(other) != base
+            assert changed == (f.name not in experiments.BUDGET_FIELDS), (type(cfg), f.name)
+            if type(v) is float and v != 0 and np.isfinite(v):
+                object.__setattr__(other, f.name, _up(v))
+                assert experiments._config_digest(other) == base, (type(cfg), f.name)

@@ -218,3 +218,26 @@ def test_every_config_field_is_in_the_key_and_the_budget_is_not():
             if type(v) is float and v != 0 and np.isfinite(v):
                 object.__setattr__(other, f.name, _up(v))
                 assert experiments._config_digest(other) == base, (type(cfg), f.name)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_staleness_digest_covers_every_judging_file_and_no_other(tmp_path):
+    """Property over chapter 3's package digest in a committed copy: a code line added to
+    any file it judges by changes it; one added to a figure module, a page-side reader or
+    another chapter's module does not."""
+    repo = tmp_path / "checkout"
+    pkg = repo / "src" / "dltheory"
+    shutil.copytree(PKG, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "x")
+    judged = set(provenance._judging_files(pkg, "sparse_scaling"))
+    assert judged and all("depth_expansion" not in p.parts for p in judged)
+    base = provenance.package_sha256("sparse_scaling", pkg)
+    for p in sorted(pkg.rglob("*.py")):
+        text = p.read_text(encoding="utf-8")
+        p.write_text(text + "\n_nudged = 1\n", encoding="utf-8")
+        try:
+            assert (provenance.package_sha256("sparse_scaling", pkg) != base) == (p in judged), p
+        finally:
+            p.write_text(text, encoding="utf-8")

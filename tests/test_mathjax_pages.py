@@ -3,6 +3,7 @@ loads MathJax (scripts/sphinxext/vendored_mathjax.py); a page with no math at al
 A findings list (a text/markdown output) typesets its $...$ math under the book's
 configuration, and the raw-text check (scripts/mathcheck) catches it where it does not."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -58,7 +59,10 @@ def _build_findings_pages(tmp_path: Path, render_format: str) -> Path:
              f"myst_enable_extensions = {book['parse']['myst_enable_extensions']!r}",
              "myst_mathjax_classes = "
              f"{book['sphinx']['config']['myst_mathjax_classes']!r}",
-             f"nb_render_markdown_format = {render_format!r}"]
+             f"nb_render_markdown_format = {render_format!r}",
+             # the book's vendored MathJax, so that Chromium typesets offline as the book does
+             f"html_static_path = [{str(ROOT / '_static')!r}]",
+             f"mathjax_path = {book['sphinx']['config']['mathjax_path']!r}"]
     (tmp_path / "conf.py").write_text("\n".join(lines) + "\n")
     (tmp_path / "index.md").write_text("# Home\n\n```{toctree}\nfindings\nplanted\n```\n")
     out = nbformat.v4.new_output("display_data", data={"text/markdown": FINDING,
@@ -88,11 +92,23 @@ def test_the_book_typesets_a_findings_list_and_the_raw_text_check_sees_one_that_
     assert "$\\sum_d" not in page          # no raw dollar math: a math node instead
     assert "\\(\\sum_d c_d\\,\\psi(\\beta/c_d)\\)" in page
     assert "$\\sum_d c_d" in planted
-    if shutil.which("node") is None or not MATHJAX_FULL.is_dir():
-        pytest.skip("the raw-text check needs node and mathjax-full (bash scripts/check_math.sh "
-                    "installs it)")
-    r = subprocess.run(["node", str(ROOT / "scripts" / "mathcheck" / "check_math.js"),
-                        str(build)], capture_output=True, text=True)
-    errors = [ln for ln in r.stdout.splitlines() if ln.startswith("MATH ERROR")]
-    assert r.returncode == 1 and len(errors) == 1, r.stdout[-2000:]
-    assert "planted.html: untypeset single-dollar math" in errors[0], errors
+    checked = []
+    if shutil.which("node") is not None and MATHJAX_FULL.is_dir():   # the HTML, in node
+        r = subprocess.run(["node", str(ROOT / "scripts" / "mathcheck" / "check_math.js"),
+                            str(build)], capture_output=True, text=True)
+        errors = [ln for ln in r.stdout.splitlines() if ln.startswith("MATH ERROR")]
+        assert r.returncode == 1 and len(errors) == 1, r.stdout[-2000:]
+        assert "planted.html: untypeset single-dollar math" in errors[0], errors
+        checked.append("node")
+    if any(shutil.which(c) for c in (os.environ.get("CHROMIUM"), "chromium",
+                                     "chromium-browser", "google-chrome") if c):
+        r = subprocess.run([sys.executable, str(ROOT / "scripts" / "screenshots.py"), "--html",
+                            str(build), "--check-text"], capture_output=True, text=True,
+                           timeout=300)                 # the page as Chromium shows it
+        found = [ln for ln in r.stdout.splitlines() if ln.startswith("RAW TEXT")]
+        assert r.returncode == 1 and len(found) == 1, (r.stdout + r.stderr)[-2000:]
+        assert "planted.html: untypeset single-dollar math" in found[0], found
+        checked.append("chromium")
+    if not checked:
+        pytest.skip("the raw-text checks need node with mathjax-full (bash scripts/check_math.sh "
+                    "installs it) or Chromium")

@@ -187,8 +187,9 @@ runtime.show(figures.headline(counts, cfg), "cl_headline")
 # float64. A level that adds no rank means the algebra has closed; reaching the certificate
 # $\operatorname{rank} = D - N_{\text{theory}}$ ends it too (no law can be missing from a
 # rank that high). For every block of the paper one level reaches the certificate; a
-# residual MLP with biases behind an affine LayerNorm needs $[W,[W,W]]$: with one level the
-# count is one law too many.
+# residual MLP with biases behind an affine LayerNorm needs $[W,[W,W]]$, and one level
+# would report a law that does not exist (a unit test,
+# `tests/conservation/test_bracket_levels.py`, holds the counter to that case).
 #
 # ````{admonition} How it is computed: the law counter
 # :class: dropdown
@@ -223,8 +224,9 @@ runtime.show(figures.headline(counts, cfg), "cl_headline")
 # then near $\theta$ every conservation law is a function of $h_1, \dots, h_n$.
 # ```
 #
-# *Proof.* Differentiating $\langle\nabla h, u\rangle \equiv 0$ along a second field $v$ shows
-# that a law's gradient is orthogonal to $[u, v]$ too, hence to all of
+# *Proof.* Differentiating $\langle\nabla h, u\rangle \equiv 0$ along a second field $v$, and
+# $\langle\nabla h, v\rangle \equiv 0$ along $u$, and subtracting (the Hessian of $h$ is
+# symmetric) shows that a law's gradient is orthogonal to $[u, v]$ too, hence to all of
 # $\operatorname{Lie}(W)(\theta)$, whose orthogonal complement has dimension $N(\theta) = n$.
 # The $n$ independent gradients $\nabla h_i$ span that complement, so any law has
 # $\nabla h = \sum_i c_i(\theta)\nabla h_i$, and by the constant-rank theorem $h$ is locally a

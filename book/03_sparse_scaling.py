@@ -105,12 +105,12 @@ runtime.show(figures.headline(model_limited, data_limited, dense_limited, cfg),
 # of sampled models (markers): against model size $N$ with infinite data, and against data
 # size $D$ with an infinite model, for sparse inputs and for dense Gaussian inputs with the
 # same covariance. The lines have the predicted slopes $-\alpha_N$ (dashed) and $-\alpha_D$
-# (dotted) of {eq}`ss-eq-law`; dense data follow the same curve in $D$ as both do in $N$
-# (sections 3-5).
+# (dotted) of {eq}`ss-eq-law`; dense data follow the same curve in $D$ as in $N$.
 #
 # ```{admonition} What is the paper's, and what is this book's reconstruction
 # :class: note
-# Only the paper's abstract and a short summary of it were available. **The paper's** (abstract and summary): coordinate $j$ of $x$ is active with probability
+# Only the paper's abstract and a short summary of it were available. **The paper's**
+# (abstract and summary): coordinate $j$ of $x$ is active with probability
 # $p_j = j^{-(\alpha_1+1)}$; fixed random features $\phi = ux$, $u\in\mathbb R^{N\times M}$,
 # and a trained linear readout of the linear target $y = w^\top x$; the exponents
 # $\alpha_N = \alpha_1+\alpha_2+1$ and $\alpha_D = \alpha_N/(\alpha_1+1)$, the number of

@@ -69,14 +69,15 @@ def test_observe_sums_with_a_non_unit_tau():
     np.testing.assert_array_equal(obs.tau_obs.numpy(), tau[seen])
 
 
-def test_observe_rank_cut_off_is_strict_and_relative():
-    """An eigenvalue of G = X_obs^T X_obs counts as zero when it is not above rtol times the
-    largest: G = diag(1e4, 1e-10) has rank 1 at rtol 1e-12 (1e-10 < 1e-8), and
-    G = diag(1, 0.25) has rank 1 at rtol = 0.25 exactly, rank 2 just below."""
+def test_observe_rank_cut_off_is_relative_on_the_equilibrated_gram():
+    """The cut is on the column-equilibrated Gram C^-1 G C^-1: a coordinate of tiny amplitude
+    counts (X = diag(100, 1e-5): G spans 1e14, yet rank 2; the old cut on G said 1), and
+    two columns at cosine 0.6 give equilibrated eigenvalues 0.4 and 1.6 (ratio 0.25): rank 1
+    at rtol just above 0.25, rank 2 just below."""
     spec = ss.SparseSpectrum(np.ones(2), np.ones(2))
-    assert ss.observe(sp.csr_matrix(np.diag([100.0, 1e-5])), spec).rank == 1
-    X = sp.csr_matrix(np.diag([1.0, 0.5]))
-    assert ss.observe(X, spec, rtol=0.25).rank == 1
+    assert ss.observe(sp.csr_matrix(np.diag([100.0, 1e-5])), spec).rank == 2
+    X = sp.csr_matrix(np.array([[1.0, 0.6], [0.0, 0.8]]))
+    assert ss.observe(X, spec, rtol=0.2501).rank == 1
     assert ss.observe(X, spec, rtol=0.2499).rank == 2
 
 

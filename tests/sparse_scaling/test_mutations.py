@@ -13,7 +13,10 @@ from dltheory.sparse_scaling import experiments as ssx
 from dltheory.sparse_scaling.mutations import EXPERIMENT_SIDE
 
 ENTRIES = {m.id: m for m in mutations.registry("sparse_scaling")}
-JUDGE_SIDE = [i for i in ENTRIES if i not in EXPERIMENT_SIDE]
+# the paired ReLU judge has its own test (test_sparse_scaling_relu.py): the ReLU sweep is not
+# among this module's fixtures
+RELU_SIDE = ("sparse_scaling:relu_linear_exponents_swapped",)
+JUDGE_SIDE = [i for i in ENTRIES if i not in EXPERIMENT_SIDE + RELU_SIDE]
 
 
 def _no_cache():

@@ -131,11 +131,13 @@ def test_infinite_data_loss_is_optimal_readout():
 
 def test_overparam_branch_formula():
     spec = ss.spectrum(4096, 1.0, 0.0)
-    obs = ss.observe(ss.sample_sparse(spec, 1000, [14, 0]), spec)
+    # the formula needs rank X = K (overparam_loss refuses r < K): the first full-rank draw
+    obs = next(o for k in range(50)
+               if (o := ss.observe(ss.sample_sparse(spec, 1000, [14, k]), spec)).rank == o.K)
     ratios = []
     for seed in range(4):
         u = ss.gaussian_features(400, 4096, 20 + seed)
         S, _ = ss.feature_moments(u, spec.lam)
         ratios.append(ss.ridge_path(obs, u, S, [0.0])[0]
-                      / ss.overparam_loss(obs.T_obs, 400, obs.rank))
+                      / ss.overparam_loss(obs.T_obs, 400, obs.rank, obs.K))
     assert 0.93 < np.mean(ratios) < 1.07

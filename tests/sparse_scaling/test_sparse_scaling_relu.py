@@ -67,3 +67,60 @@ def test_stratified_moments_bad_J0():
     u = ss.gaussian_features(4, 20, 0)
     with pytest.raises(ValueError, match="J0"):
         ss.relu.stratified_moments(spec, u, np.ones((20, 1)), J0=20, n_head=10, n_tail=2, seed=0)
+
+
+def _paired_df(relu_aN=1.6, relu_aD=0.85, seeds=6, noise=0.01, seed=0):
+    """Synthetic ReLU and linear sweeps per feature draw: power laws with known exponents
+    (linear: alpha_N = 2, alpha_D = 1, ratio 2) and a small multiplicative noise."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    Ns, Ds = np.geomspace(16, 128, 7), np.geomspace(100, 1e4, 7)
+    rows = []
+    for s in range(seeds):
+        e = lambda: np.exp(noise * rng.standard_normal())   # noqa: E731
+        rows += [{"seed": s, "sweep": "N", "N": n, "D": 1e5, "loss": n ** -relu_aN * e(),
+                  "linear": n ** -2.0 * e(), "T_obs": np.nan} for n in Ns]
+        rows += [{"seed": s, "sweep": "D", "N": 512, "D": d, "loss": d ** -relu_aD * e(),
+                  "linear": d ** -1.0 * e(), "T_obs": 0.5 * d ** -relu_aD} for d in Ds]
+    return pd.DataFrame(rows)
+
+
+def _relu_verdicts(df):
+    from dltheory import claims
+    from dltheory.sparse_scaling import checks, config, rules
+
+    cfg = config.Config.for_scale("smoke")
+    led = claims.Ledger("sparse_scaling_relu_test", scale="smoke", rules=rules)
+    out = checks.relu(led, cfg, df)
+    return {c.id: c.verdict for c in led.claims.values()}, out
+
+
+def test_relu_ratio_is_a_paired_comparison_with_an_error_bar():
+    """ReLU ratio 1.6/0.85 = 1.88 against the linear 2 on the same draws: the paired
+    difference -0.12 is measured with a bootstrap se and PASSes when resolved; a ReLU ratio
+    equal to the linear one is not shown reduced (INCONCLUSIVE), and a larger one FAILs."""
+    from dltheory import claims
+
+    v, out = _relu_verdicts(_paired_df())
+    assert out["paired"]["diff"] == pytest.approx(1.6 / 0.85 - 2.0, abs=0.03)
+    assert 0 < out["paired"]["se"] < 0.03
+    assert v["SS.relu.ratio"] == claims.PASS
+    v, _ = _relu_verdicts(_paired_df(relu_aN=2.0, relu_aD=1.0))
+    assert v["SS.relu.ratio"] == claims.INCONCLUSIVE
+    v, _ = _relu_verdicts(_paired_df(relu_aN=2.4, relu_aD=1.0))
+    assert v["SS.relu.ratio"] == claims.NOT_REPRODUCED          # a soft claim's miss
+
+
+def test_relu_linear_exponents_swapped_is_caught():
+    """The planted error (linear exponents swapped in the paired comparison) FAILs the
+    baseline identity SS.relu.linear_baseline, and the soft SS.relu.ratio it feeds goes from
+    PASS to NOT REPRODUCED."""
+    from dltheory import claims, mutations
+
+    m = mutations.get("sparse_scaling:relu_linear_exponents_swapped")
+    df = _paired_df()
+    got = mutations.flips(m, lambda: _relu_verdicts(df)[0],
+                          ("SS.relu.linear_baseline", "SS.relu.ratio"))
+    assert got == {"SS.relu.linear_baseline": (claims.PASS, claims.FAIL),
+                   "SS.relu.ratio": (claims.PASS, claims.NOT_REPRODUCED)}

@@ -117,7 +117,9 @@ def test_spike_formula_needs_alpha2_below_minus_one():
     (lambda: ss.sample_entries(ss.spectrum(10, 1, 0), 0, 0), "D"),
     (lambda: ss.sample_entries(ss.spectrum(10, 1, 0), 5, 0, amplitude="x"), "amplitude"),
     (lambda: ss.kappa(np.ones(5), 7), "N"),
-    (lambda: ss.overparam_loss(1.0, 5, 5), r"N > r \+ 1"),
+    (lambda: ss.overparam_loss(1.0, 5, 5, 5), r"N > r \+ 1"),
+    (lambda: ss.overparam_loss(1.0, 50, 5, 6), "full column rank"),
+    (lambda: ss.overparam_loss(1.0, 50, 7, 6), "cannot exceed"),
     (lambda: ss.population_step(torch.ones(2, 3), np.ones(3), 2.5), "c"),
     (lambda: ss.observe(ss.sample_sparse(ss.spectrum(10, 1, 0), 5, 0), ss.spectrum(11, 1, 0)), "M="),
 ])

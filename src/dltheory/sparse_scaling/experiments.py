@@ -370,12 +370,18 @@ def _relu_task(cfg: Config, task: dict) -> list[dict]:
     W = np.random.default_rng([cfg.seed, 701, s]).standard_normal((cfg.relu_m, cfg.relu_nw))
     mom = relu_mod.stratified_moments(spec, u, W, J0=cfg.relu_j0, n_head=cfg.relu_n_head,
                                       n_tail=cfg.relu_n_tail, seed=[cfg.seed, 702, s])
+    # linear: the exact oracle-ridge loss of linear features u x on the same u and data sets
+    # (the paired baseline of SS.relu.ratio), on the same penalty grid
+    S, _ = feature_moments(u, spec.lam)
+    linear = lambda obs, n: float(ridge_path(obs, u[:n], S[:n, :n], cfg.mus_rel[1:]).min())  # noqa: E731
     rows = []
     if cfg.valid_relu_asymmetry:          # the N sweep is only informative where model-limited
         X = sample_sparse(spec, cfg.relu_d_fixed, [cfg.seed, 703, s])
         thetas = relu_mod.ridge_path(X, u, W, cfg.mus_rel[1:], cfg.relu_n_sweep)
+        obs = observe(X, spec, device=_dev())
         rows = [{"sweep": "N", "N": int(n), "D": cfg.relu_d_fixed,
-                 "loss": float(relu_mod.population_loss(t, mom).mean(1).min()), "T_obs": np.nan}
+                 "loss": float(relu_mod.population_loss(t, mom).mean(1).min()), "T_obs": np.nan,
+                 "linear": linear(obs, int(n))}
                 for n, t in zip(cfg.relu_n_sweep, thetas, strict=True)]
     for i, D in enumerate(cfg.relu_d_sweep):
         X = sample_sparse(spec, D, [cfg.seed, 704, s, i])
@@ -383,7 +389,8 @@ def _relu_task(cfg: Config, task: dict) -> list[dict]:
         unseen = X.getnnz(0) == 0
         rows.append({"sweep": "D", "N": cfg.relu_n_fixed, "D": int(D),
                      "loss": float(relu_mod.population_loss(th, mom).mean(1).min()),
-                     "T_obs": float((spec.lam[unseen, None] * W[unseen] ** 2).sum(0).mean())})
+                     "T_obs": float((spec.lam[unseen, None] * W[unseen] ** 2).sum(0).mean()),
+                     "linear": linear(observe(X, spec, device=_dev()), cfg.relu_n_fixed)})
     return rows
 
 

@@ -270,18 +270,23 @@ def gd(res: dict, out: dict, cfg: Config):
 
 
 def relu(df, out: dict, cfg: Config):
-    """Left: the ReLU oracle-ridge loss against N (``df`` rows of the N sweep, markers) with
-    the linear model's slope -alpha_N. Right: the ReLU loss against D (markers) and the
-    never-seen floor T_obs(D) of the same data (``T_obs``, dashed)."""
+    """Left: the ReLU oracle-ridge loss against N (``df`` rows of the N sweep, markers), the
+    paired linear-feature loss on the same draws (``linear``, open squares) and the linear
+    model's slope -alpha_N. Right: the same against D, with the never-seen floor T_obs(D)
+    of the same data (``T_obs``, dashed)."""
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.4))
     n = df[df.sweep == "N"].groupby("N").loss.mean()
-    d = df[df.sweep == "D"].groupby("D")[["loss", "T_obs"]].mean()
+    d = df[df.sweep == "D"].groupby("D")[[c for c in ("loss", "T_obs", "linear") if c in df]].mean()
     if n.empty:
         axs[0].text(0.5, 0.5, "N sweep not run: not model-limited\nat this $\\alpha_1$ and scale",
                     ha="center", va="center", transform=axs[0].transAxes)
         axs[0].set_axis_off()
         return _relu_d(cfg, axs, d, fig)
     plotting.sim(axs[0], n.index, n.values, label=f"ReLU, D = {cfg.relu_d_fixed:.0e}")
+    if "linear" in df.columns:     # the paired baseline: linear features, same u and data
+        lin = df[df.sweep == "N"].groupby("N").linear.mean()
+        plotting.sim(axs[0], lin.index, lin.values, marker="s", mfc="none", color=plotting.color(2),
+                     label="linear features, same draws")
     plotting.slope_line(axs[0], -cfg.alpha_N, x=n.index, anchor=(n.index[0], n.values[0]), offset=0.7,
                         ls="-.", label=rf"linear model: $-{cfg.alpha_N:.3g}$")
     plotting.loglog(axs[0], xlabel="N", ylabel="oracle-ridge loss", title="ReLU features vs N")
@@ -292,6 +297,9 @@ def relu(df, out: dict, cfg: Config):
 
 def _relu_d(cfg, axs, d, fig):
     plotting.sim(axs[1], d.index, d.loss, label=f"ReLU, N = {cfg.relu_n_fixed}")
+    if "linear" in d.columns:
+        plotting.sim(axs[1], d.index, d.linear, marker="s", mfc="none", color=plotting.color(2),
+                     label="linear features, same draws")
     plotting.theory(axs[1], d.index, d.T_obs, label=r"never-seen floor $T_{obs}(D)$")
     plotting.loglog(axs[1], xlabel="D", ylabel="oracle-ridge loss",
                     title="ReLU features vs D, " + _tag(cfg, "synthetic", d))

@@ -60,10 +60,18 @@ class Observed:
 
 
 def observe(X: sp.spmatrix, spec: SparseSpectrum, *, tau=None, device=None,
-            rtol: float = 1e-12) -> Observed:
+            rtol: float = 1e-10) -> Observed:
     """Reduce a sparse data matrix X (D, M) to its observed-coordinate Gram factor.
 
-    rank: eigenvalues of G below ``rtol * max`` count as zero.
+    The rank and the factor come from the column-equilibrated Gram
+    ``Gs = C^-1 G C^-1``, ``C = diag(G_kk)^(1/2)``: ``Gs = Q diag(g) Q^T`` and
+    ``L = C Q_r diag(g_r)^(1/2)`` over the eigenvalues not above ``rtol * max(g)`` dropped,
+    so ``G = L L^T``. Rescaling a column changes neither the rank nor the column space,
+    while the eigenvalues of G itself span the squared amplitudes (1e12 and more at the
+    domain's edge, alpha2 = 1): a threshold on them dropped observed coordinates of small
+    amplitude, which are as identifiable as loud ones. In Gs a coordinate counts by its
+    pattern, and only exact linear dependences give eigenvalues at rounding level.
+    The columns of L are not orthogonal (use :func:`row_space_leverage` for projections).
     """
     X = sp.csc_matrix(X)
     D, M = X.shape
@@ -75,9 +83,10 @@ def observe(X: sp.spmatrix, spec: SparseSpectrum, *, tau=None, device=None,
     obs = np.flatnonzero(np.diff(X.indptr) > 0)
     Xo = X[:, obs]
     G = torch.as_tensor((Xo.T @ Xo).toarray(), dtype=torch.float64, device=device)
-    g, Q = torch.linalg.eigh(G)
+    c = torch.sqrt(torch.diagonal(G))                     # > 0: every kept column is nonzero
+    g, Q = torch.linalg.eigh(G / c[:, None] / c[None, :])
     keep = g > rtol * g.max()
-    L = Q[:, keep] * torch.sqrt(g[keep])
+    L = c[:, None] * Q[:, keep] * torch.sqrt(g[keep])
     lt = spec.lam * tau
     unobs = np.ones(M, dtype=bool)
     unobs[obs] = False
@@ -249,9 +258,20 @@ def loss_infinite_width(obs: Observed) -> float:
 
     P is the projector on the row space of X_obs; with u^T u -> I the predictor is P w.
     """
-    Qn = obs.L / torch.linalg.norm(obs.L, dim=0, keepdim=True)   # orthonormal columns of L
-    Pkk = (Qn * Qn).sum(1)
-    return obs.T_obs + float((obs.lam_obs * obs.tau_obs * (1 - Pkk)).sum())
+    c = 1 - row_space_leverage(obs)
+    return obs.T_obs + float((obs.lam_obs * obs.tau_obs * c).sum())
+
+
+def row_space_leverage(obs: Observed) -> torch.Tensor:
+    """P_kk, (K,), for P the projector on the row space of X_obs (= the column space of L).
+
+    L = C Q_r g_r^(1/2) (:func:`observe`) spans C times the span of Q_r, so P is the
+    projector on the span of C Q_r: a thin QR of the row-graded C Q_r (Householder, stable
+    under row scaling, as in :func:`complement_leverage`); 1 for every k at full rank."""
+    K, r = obs.L.shape
+    if r == K:
+        return torch.ones(K, dtype=obs.L.dtype, device=obs.L.device)
+    return 1 - complement_leverage(obs.L, [r])[0]
 
 
 # ------------------------------------------------------------------------- dense baseline

@@ -10,7 +10,7 @@ S = "dltheory.sparse_scaling"
 
 
 def _overparam_off_by_one(overparam_loss):
-    def wrong(T_obs, N, r):
+    def wrong(T_obs, N, r, K):
         N = np.asarray(N, dtype=float)
         return np.asarray(T_obs) * (N - 1) / (N - np.asarray(r))
     return wrong
@@ -126,6 +126,10 @@ ENTRIES = [
     Mutation("sparse_scaling:se_is_sd", f"{S}.checks:_se",
              "the standard deviation of the draws used for the standard error of their mean",
              "factor sqrt(draws)", "rescaling", _sd_for_se, ("SS.overparam_branch",)),
+    Mutation("sparse_scaling:relu_linear_exponents_swapped", f"{S}.checks:_linear_exponents",
+             "the paired ReLU comparison's linear-feature exponents swapped (alpha_D for alpha_N)",
+             "swapped exponents", "regime boundary", lambda f: (lambda *a: f(*a)[::-1]),
+             ("SS.relu.linear_baseline",)),
     Mutation("sparse_scaling:full_rank_gate_inverted", f"{S}.checks:_formula_rows",
              "the over-parameterised judge's full-rank gate inverted (rank-deficient data sets only)",
              "gate inverted", "regime boundary", _inverted_gate, ("SS.overparam.full_rank",)),

@@ -83,13 +83,16 @@ KINDS: dict[str, str] = {
     "SS.relu.floor": "identity",
     "SS.relu.asymmetry": "hard",
     "SS.relu.ratio": "soft",
+    # the paired baseline of SS.relu.ratio: linear features on the same draws; its ratio
+    # > 1 is implied by SS.alpha_N and SS.alpha_D (an identity: it checks the baseline)
+    "SS.relu.linear_baseline": "identity",
 }
 
 
 # The claims the takeaway's "what this build found" reports (the paper's statements).
 FINDINGS = ["SS.alpha_N", "SS.alpha_D.sampled", "SS.alpha_D.window", "SS.peak.location",
-            "SS.peak.slope", "SS.overparam_branch", "SS.combined_law.b", "SS.gd.instability",
-            "SS.gd.control", "SS.relu.asymmetry"]
+            "SS.peak.slope", "SS.overparam_branch", "SS.combined_law", "SS.combined_law.b",
+            "SS.gd.instability", "SS.gd.control", "SS.relu.asymmetry", "SS.relu.ratio"]
 
 
 def kind(cid: str) -> str:

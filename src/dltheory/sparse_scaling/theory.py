@@ -115,12 +115,22 @@ def heaps_constant(alpha1: float) -> float:
     return float(special.gamma(alpha1 / (alpha1 + 1)))
 
 
-def overparam_loss(T_obs, N, r):
-    """Ridgeless loss for N > r + 1: T_obs (N - 1)/(N - r - 1) (inverse-Wishart leakage)."""
-    N = np.asarray(N, dtype=float)
-    if np.any(N <= np.asarray(r) + 1):
+def overparam_loss(T_obs, N, r, K):
+    """Ridgeless loss for N > r + 1: T_obs (N - 1)/(N - r - 1) (inverse-Wishart leakage).
+
+    Exact in expectation over Gaussian u and w only when X_obs has full column rank,
+    r = rank X = K (the K observed coordinates are then identified and the observed error
+    is zero); with r < K some observed coordinates are not identified and the formula does
+    not hold, so it is refused (ValueError), as is N <= r + 1 and r > K."""
+    N, r, K = np.asarray(N, dtype=float), np.asarray(r), np.asarray(K)
+    if np.any(r < K):
+        raise ValueError("overparam_loss needs rank X = K (full column rank); r < K leaves "
+                         "observed coordinates unidentified and the formula does not hold")
+    if np.any(r > K):
+        raise ValueError("rank X cannot exceed the number of observed coordinates K")
+    if np.any(N <= r + 1):
         raise ValueError("overparam_loss needs N > r + 1")
-    return np.asarray(T_obs) * (N - 1) / (N - np.asarray(r) - 1)
+    return np.asarray(T_obs) * (N - 1) / (N - r - 1)
 
 
 # ------------------------------------------------------------------------- frontier

@@ -174,18 +174,54 @@ def _cost(data: dict) -> str:
     return ", ".join(parts)
 
 
+_SUMMARY_COLUMNS = ["chapter", "status", "runs", "off-default", "errors", "false FAILs",
+                    "caught / planted", "median res.", "calibrated", "cost", "detail"]
+
+
+def _summary_row(ch: str, data: dict) -> dict:
+    """The page's summary row of one chapter's (valid) record."""
+    from . import ledgers
+
+    plain = [r for r in data["runs"] if not r["mutation"]]
+    cl, muts, prov = data["claims"], data.get("mutations", {}), data["provenance"]
+    res = [c.get("median_resolution") for c in cl.values()
+           if c["kind"] in ("hard", "soft") and c.get("median_resolution") is not None]
+    stale = ledgers.staleness(data)
+    return {"chapter": ch, "status": "stale" if stale else "calibrated",
+            "runs": len(plain), "off-default": sum(bool(r["setting"]) for r in plain),
+            "errors": sum(bool(r["error"]) for r in data["runs"]),
+            "false FAILs": sum(c["false_fail"] for c in cl.values()),
+            "caught / planted": (f"{sum(bool(m['flipped']) for m in muts.values())}"
+                                 f" / {len(muts)}") if muts else "not run",
+            "median res.": _pct(float(np.median(res))) if res else "",
+            "calibrated": "{} at {}".format(str(prov.get("created") or "")[:10],
+                                            str(prov.get("commit") or "an unknown commit")[:7]),
+            "cost": _cost(data), "detail": stale or ""}
+
+
+def _claim_rows(ch: str, data: dict) -> list[dict]:
+    return [{"chapter": ch, "claim": cid, "kind": c["kind"], "runs": c["runs"],
+             "false FAIL": c["false_fail"], "95% upper": _pct(c["false_fail_upper95"]),
+             "caught by": ", ".join(m.partition(":")[2] for m in c["caught_by"])
+             or "none of the planted errors"} for cid, c in data["claims"].items()]
+
+
+def _mutation_rows(ch: str, data: dict) -> list[dict]:
+    return [{"chapter": ch, "mutation": mid.partition(":")[2], "size": m["size"],
+             "kind": m["kind"], "expected": ", ".join(m["expected"]) or "(none)",
+             "flipped": ", ".join(m["flipped"]) or "nothing", "detail": m["error"] or ""}
+            for mid, m in data.get("mutations", {}).items()]
+
+
 def page_tables(directory: str | Path, chapters: list[str], scale: str = "smoke"):
     """What the calibration page shows: ``(summary, claims, mutations)`` DataFrames; a
-    chapter without a file is "not calibrated yet", one whose sources changed "stale"."""
+    chapter without a file is "not calibrated yet", one whose sources changed "stale", a
+    file that cannot be read or has the wrong shape an "error" row naming why."""
     import pandas as pd
-
-    from . import ledgers
 
     found, bad = load_dir(directory, scale)
     srows, crows, mrows = [], [], []
-    blank = dict.fromkeys(["chapter", "status", "runs", "off-default", "errors", "false FAILs",
-                           "caught / planted", "median res.", "calibrated", "cost",
-                           "detail"], "")
+    blank = dict.fromkeys(_SUMMARY_COLUMNS, "")
     for ch in chapters:
         data = found.get(ch)
         file_problem = bad.get(f"{ch}.{scale}.json")
@@ -193,38 +229,14 @@ def page_tables(directory: str | Path, chapters: list[str], scale: str = "smoke"
             srows.append({**blank, "chapter": ch, "detail": file_problem or "",
                           "status": "error" if file_problem else "not calibrated yet"})
             continue
-        plain = [r for r in data["runs"] if not r["mutation"]]
-        cl = data["claims"]
-        muts = data.get("mutations", {})
-        res = [c.get("median_resolution") for c in cl.values()
-               if c["kind"] in ("hard", "soft") and c.get("median_resolution") is not None]
-        stale = ledgers.staleness(data)
-        srows.append({"chapter": ch, "status": "stale" if stale else "calibrated",
-                      "runs": len(plain), "off-default": sum(bool(r["setting"]) for r in plain),
-                      "errors": sum(bool(r["error"]) for r in data["runs"]),
-                      "false FAILs": sum(c["false_fail"] for c in cl.values()),
-                      "caught / planted": (f"{sum(bool(m['flipped']) for m in muts.values())}"
-                                           f" / {len(muts)}") if muts else "not run",
-                      "median res.": _pct(float(np.median(res))) if res else "",
-                      "calibrated": "{} at {}".format(
-                          str(data["provenance"].get("created", ""))[:10],
-                          str(data["provenance"].get("commit") or "an unknown commit")[:7]),
-                      "cost": _cost(data), "detail": stale or ""})
-        for cid, c in cl.items():
-            crows.append({"chapter": ch, "claim": cid, "kind": c["kind"], "runs": c["runs"],
-                          "false FAIL": c["false_fail"],
-                          "95% upper": _pct(c["false_fail_upper95"]),
-                          "caught by": ", ".join(m.partition(":")[2] for m in c["caught_by"])
-                          or "none of the planted errors"})
-        for mid, m in muts.items():
-            mrows.append({"chapter": ch, "mutation": mid.partition(":")[2], "size": m["size"],
-                          "kind": m["kind"], "expected": ", ".join(m["expected"]) or "(none)",
-                          "flipped": ", ".join(m["flipped"]) or "nothing",
-                          "detail": m["error"] or ""})
+        srows.append(_summary_row(ch, data))
+        crows += _claim_rows(ch, data)
+        mrows += _mutation_rows(ch, data)
     for name, why in bad.items():
         if name.split(".")[0] not in chapters:
             srows.append({**blank, "chapter": name, "status": "error", "detail": why})
-    return pd.DataFrame(srows), pd.DataFrame(crows), pd.DataFrame(mrows)
+    return pd.DataFrame(srows, columns=_SUMMARY_COLUMNS), pd.DataFrame(crows), \
+        pd.DataFrame(mrows)
 
 
 # --------------------------------------------------------------------------- mutation score

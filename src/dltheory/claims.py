@@ -1012,10 +1012,6 @@ def style_table(df, caption: str | None = None):
     resolution, statement (note below). Every cell and the caption are HTML-escaped
     unless they are ``Html`` (markup built from escaped parts): the tables show what
     ledgers and records hold, and a record may be damaged or hostile."""
-
-    def verdict_css(v):
-        return VERDICT_STYLE.get(v, "") if isinstance(v, str) else ""
-
     plain = df
     muted_rows, is_claims = [], {"id", "kind", "statement", "note"} <= set(df.columns)
     if is_claims:
@@ -1023,9 +1019,7 @@ def style_table(df, caption: str | None = None):
     if len(df):   # a column empty in every row says nothing: leave it out
         df = df[[c for c in df.columns if not all(_empty(v) for v in df[c])]]
     if not is_claims and "evidence" in df.columns:   # "4 NOT REPRODUCED" stays on one line
-        df = df.assign(evidence=[Html(", ".join(
-            f'<span style="white-space:nowrap">{html.escape(p)}</span>'
-            for p in str(v).split(", ") if p)) for v in df["evidence"]])
+        df = df.assign(evidence=[_unbroken_parts(v) for v in df["evidence"]])
     sty = df.style.hide(axis="index").format(escape="html")
     # MyST marks each page section mathjax_ignore (it typesets its own math nodes); the
     # class mathjax_process (in myst_mathjax_classes) makes MathJax typeset this table's
@@ -1039,7 +1033,7 @@ def style_table(df, caption: str | None = None):
                               else html.escape(str(caption)))
     for col in ("verdict", "status"):
         if col in df.columns:
-            sty = sty.map(verdict_css, subset=[col])
+            sty = sty.map(_verdict_css, subset=[col])
     if muted_rows:
         sty = sty.map(lambda _: VERDICT_STYLE["identity"],
                       subset=(muted_rows, [c for c in df.columns if c != "verdict"]))
@@ -1051,25 +1045,41 @@ def style_table(df, caption: str | None = None):
                                         "text-align: left; border-bottom: 1px solid #e5e5e5;"},
         {"selector": "th", "props": "white-space: nowrap;"},
     ])
-    # cell properties carry only an id selector, so the table rules above set no wrapping
-    nowrap = [c for c in NOWRAP if c in df.columns]
-    if nowrap:
-        sty = sty.set_properties(subset=nowrap, **{"white-space": "nowrap"})
-    wrap = [c for c in df.columns if c not in NOWRAP]
-    if wrap:   # long words may break anywhere only in the prose columns
-        sty = sty.set_properties(subset=wrap, **{"white-space": "normal",
-                                                 "overflow-wrap": "normal"})
-    prose = [c for c in ("claim", "statement", "note", "detail") if c in df.columns]
-    if prose:
-        sty = sty.set_properties(subset=prose, **{"overflow-wrap": "anywhere"})
-    for col in ("statement", "note"):
-        if col in df.columns:
-            sty = sty.set_properties(subset=[col], **{"min-width": "12em"})
-    if "detail" in df.columns:   # the summary's last column: narrow enough to fit the page
-        sty = sty.set_properties(subset=["detail"], **{"min-width": "7em"})
-    if "chapter" in df.columns:   # a chapter's title (the reproduction page) may wrap
-        sty = sty.set_properties(subset=["chapter"], **{"min-width": "9em"})
+    sty = _column_layout(sty, list(df.columns))
     sty.plain_text = plain   # what runtime.display prints outside a notebook
+    return sty
+
+
+def _verdict_css(v) -> str:
+    return VERDICT_STYLE.get(v, "") if isinstance(v, str) else ""
+
+
+def _unbroken_parts(value) -> Html:
+    """``"4 PASS, 1 NOT REPRODUCED"`` with each part kept on one line (escaped)."""
+    return Html(", ".join(f'<span style="white-space:nowrap">{html.escape(p)}</span>'
+                          for p in str(value).split(", ") if p))
+
+
+#: (columns, CSS) set per cell after the table rules: cell properties carry only an id
+#: selector, so the table rules set no wrapping; long words may break anywhere only in the
+#: prose columns; the summary's detail is narrow enough to fit the page; a chapter's
+#: title (the reproduction page) may wrap
+_COLUMN_CSS = (
+    (NOWRAP, {"white-space": "nowrap"}),
+    (None, {"white-space": "normal", "overflow-wrap": "normal"}),     # every other column
+    (("claim", "statement", "note", "detail"), {"overflow-wrap": "anywhere"}),
+    (("statement", "note"), {"min-width": "12em"}),
+    (("detail",), {"min-width": "7em"}),
+    (("chapter",), {"min-width": "9em"}),
+)
+
+
+def _column_layout(sty, columns: list):
+    for names, css in _COLUMN_CSS:
+        subset = [c for c in columns if c not in NOWRAP] if names is None else \
+            [c for c in names if c in columns]
+        if subset:
+            sty = sty.set_properties(subset=subset, **css)
     return sty
 
 

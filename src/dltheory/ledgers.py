@@ -376,36 +376,43 @@ def collect(results: list[dict], chapters: list[str], scale: str, *,
     return pd.DataFrame(srows), claims
 
 
-def _chapter_row(r: dict, root) -> tuple[list[dict], dict]:
-    """The claims of one well-formed ledger as shown (``_judged``) and its summary facts."""
+def _status(r: dict, shown: list[dict], status: str | None, stale: str | None) -> str:
+    """A ledger's status (see the module docstring) from its judged claims."""
+    failed = any(c["verdict"] == FAIL for c in shown)
+    base = status or ("stale" if stale else "failed" if failed else "ran")
+    who = identity_status(r)[0]
+    if who == "mutated" and base != "error":
+        return "mutated"
+    return "off defaults" if who == "off defaults" and base == "ran" else base
+
+
+def _counts(shown: list[dict]) -> dict:
+    """Verdict counts of the evidence, ``weak``, ``invalid``, identities, derivations and
+    the median resolution, over the claims as shown."""
     import numpy as np
 
-    stale = staleness(r, root)
-    shown, problems, status = _judged(r, stale)
     valid = [c for c in shown if c["verdict"] != "error"]
     ev = [c for c in valid if c["kind"] in EVIDENCE]
     res = [c["resolution"] for c in ev if c.get("resolution") is not None]
-    failed = any(c["verdict"] == FAIL for c in valid)
-    who, who_detail = identity_status(r)
-    base = status or ("stale" if stale else "failed" if failed else "ran")
-    if who == "mutated" and base != "error":
-        base = "mutated"
-    elif who == "off defaults" and base == "ran":
-        base = "off defaults"
+    return {"evidence": len(ev), **{v: sum(c["verdict"] == v for c in ev) for v in VERDICTS},
+            "weak": sum(is_weak(c["kind"], c["verdict"], c.get("resolution")) for c in ev),
+            "invalid": len(shown) - len(valid),
+            "identities": sum(c["kind"] == "identity" for c in valid),
+            "derivations": sum(c["kind"] == "derivation" for c in valid),
+            "median resolution": _pct(float(np.median(res))) if res else ""}
+
+
+def _chapter_row(r: dict, root) -> tuple[list[dict], dict]:
+    """The claims of one well-formed ledger as shown (``_judged``) and its summary facts."""
+    stale = staleness(r, root)
+    shown, problems, status = _judged(r, stale)
     wall = r.get("wall_s")
+    detail = (identity_status(r)[1], _named(problems) if problems else stale or "")
     return shown, {
-        "status": base,
-        "evidence": len(ev), **{v: sum(c["verdict"] == v for c in ev) for v in VERDICTS},
-        "weak": sum(is_weak(c["kind"], c["verdict"], c.get("resolution")) for c in ev),
-        "invalid": len(shown) - len(valid),
-        "identities": sum(c["kind"] == "identity" for c in valid),
-        "derivations": sum(c["kind"] == "derivation" for c in valid),
-        "budget": budget_text(r.get("budget")) or "invalid",
-        "median resolution": _pct(float(np.median(res))) if res else "",
+        "status": _status(r, [c for c in shown if c["verdict"] != "error"], status, stale),
+        **_counts(shown), "budget": budget_text(r.get("budget")) or "invalid",
         "wall s": round(wall, 1) if wall is not None else None,
-        "device": r.get("device") or "",
-        "detail": "; ".join(x for x in (who_detail, _named(problems) if problems
-                                        else stale or "") if x)}
+        "device": r.get("device") or "", "detail": "; ".join(x for x in detail if x)}
 
 
 def compact_summary(summary):

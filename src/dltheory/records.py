@@ -148,28 +148,45 @@ def problem(value: Any, shape: Any, where: str = "", depth: int = 0) -> str | No
         found = [problem(value, s, where, depth) for s in shape.shapes]
         return None if None in found else " or ".join(found)
     if isinstance(shape, list):
-        if not isinstance(value, list):
-            return f"{at}: a list, got {_show(value)}"
-        if len(value) > MAX_ITEMS:
-            return f"{at}: {len(value)} entries (at most {MAX_ITEMS})"
-        for i, item in enumerate(value):
-            if (why := problem(item, shape[0], f"{where}[{i}]", depth + 1)) is not None:
-                return why
-        return None
+        return _list_problem(value, shape[0], where, depth)
     if isinstance(shape, (dict, Each)):
-        if not isinstance(value, dict):
-            return f"{at}: an object, got {_show(value)}"
-        if len(value) > MAX_ITEMS:
-            return f"{at}: {len(value)} entries (at most {MAX_ITEMS})"
-        items = ([(k, value[k], shape.shape) for k in value] if isinstance(shape, Each)
-                 else [(k.rstrip("?"), value.get(k.rstrip("?")), s) for k, s in shape.items()
-                       if not k.endswith("?") or k.rstrip("?") in value])
-        for key, item, sub in items:
-            if not isinstance(shape, Each) and key not in value:
-                return f"{at}: no {key!r}"
-            if (why := problem(item, sub, f"{where}.{key}" if where else str(key),
-                               depth + 1)) is not None:
-                return why
-        return None
+        return _object_problem(value, shape, where, depth)
     why = _scalar(value, shape)
     return None if why is None else f"{at}: {why}"
+
+
+def _too_many(value: Any, at: str) -> str | None:
+    return f"{at}: {len(value)} entries (at most {MAX_ITEMS})" if len(value) > MAX_ITEMS \
+        else None
+
+
+def _list_problem(value: Any, item: Any, where: str, depth: int) -> str | None:
+    at = where or "the record"
+    if not isinstance(value, list):
+        return f"{at}: a list, got {_show(value)}"
+    if (why := _too_many(value, at)) is not None:
+        return why
+    for i, x in enumerate(value):
+        if (why := problem(x, item, f"{where}[{i}]", depth + 1)) is not None:
+            return why
+    return None
+
+
+def _object_problem(value: Any, shape: dict | Each, where: str, depth: int) -> str | None:
+    at = where or "the record"
+    if not isinstance(value, dict):
+        return f"{at}: an object, got {_show(value)}"
+    if (why := _too_many(value, at)) is not None:
+        return why
+    if isinstance(shape, Each):
+        items = [(k, shape.shape) for k in value]
+    else:
+        items = [(k.rstrip("?"), s) for k, s in shape.items()
+                 if not k.endswith("?") or k.rstrip("?") in value]
+    for key, sub in items:
+        if key not in value:
+            return f"{at}: no {key!r}"
+        if (why := problem(value[key], sub, f"{where}.{key}" if where else str(key),
+                           depth + 1)) is not None:
+            return why
+    return None

@@ -13,6 +13,8 @@ A notebook viewer (Colab, GitHub, nbviewer, JupyterLab) does not know MyST, so t
   ``{important}``, ``{exercise}``) become block quotes with a bold title;
 - ``{dropdown}``, ``{solution}`` and admonitions with ``:class: dropdown`` become folded
   HTML ``<details>`` blocks;
+- a ``{glue:md}`` directive (findings the executed book pastes) becomes a sentence saying
+  where a notebook shows them;
 - labelled equations (``$$ ... $$ (label)``) get ``\\tag{label}`` and MyST targets
   (``(label)=``) are dropped;
 - roles become text: ``{doc}`` links to the page in the rendered book, ``{eq}`` gives
@@ -56,7 +58,10 @@ import dltheory  # noqa: E402  (the install spec and the book's address live the
 ADMONITIONS = {"note": "Note", "tip": "Tip", "warning": "Warning", "important": "Important",
                "seealso": "See also", "hint": "Hint", "caution": "Caution"}
 FOLDED = {"dropdown", "solution"}
-FENCE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w-]+)\}[ \t]*(?P<arg>.*)$")
+FENCE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}[ \t]*(?P<arg>.*)$")
+GLUED = ("*(The rendered book shows here what its run found for these claims; in this "
+         "notebook, run it: each check prints its verdict, and the Claims section at the "
+         "end shows them all.)*")
 TARGET = re.compile(r"^\([\w:.-]+\)=\s*$")
 EQ_LABEL = re.compile(r"^\$\$\s*\((?P<label>[\w:.-]+)\)\s*$")
 ROLE = re.compile(r"\{(?P<role>[\w:-]+)\}`(?P<body>[^`]*)`")
@@ -170,6 +175,8 @@ def _convert_block(name: str, arg: str, body: list[str]) -> list[str]:
         n_opts += 1
     opts = dict(re.match(r"^:([\w-]+):\s*(.*)$", ln).groups() for ln in body[:n_opts])
     body = body[n_opts:]
+    if name.startswith("glue"):    # a value glued by the executed book: not in a notebook
+        return [GLUED]
     if name == "literalinclude":   # the package's own source, read now (not a copy to keep)
         code, url = _source_of(arg, opts)
         return [f"```{opts.get('language', 'python')}", code, "```", "",

@@ -64,11 +64,9 @@ def clopper_pearson_upper(failures: int, n: int, level: float = 0.95) -> float |
     return float(beta.ppf(level, failures + 1, n - failures))
 
 
-def summarise(runs: list[dict], kinds: dict, resolutions: dict) -> dict:
-    """Per claim: runs, false FAILs, their 95% upper bound, WEAK verdicts (a hard claim that
-    resolved worse than its declared maximum: a run that stops, not a false FAIL), the
-    mutations that flip it (to FAIL or WEAK: both stop the run), and the median resolution
-    over unmutated runs; also fills each mutated run's ``flipped``."""
+def _fill_flipped(runs: list[dict]) -> list[dict]:
+    """Set each mutated run's ``flipped``: the claims that FAIL or go WEAK with the mutation
+    and did neither unmutated at the same setting and seed. Returns the unmutated runs."""
     plain = [r for r in runs if not r["mutation"]]
     base = {(json.dumps(r["setting"], sort_keys=True), r["seed"]): r["verdicts"] for r in plain}
     for r in runs:
@@ -77,6 +75,15 @@ def summarise(runs: list[dict], kinds: dict, resolutions: dict) -> dict:
             r["flipped"] = sorted(c for c, v in r["verdicts"].items()
                                   if v in ("FAIL", "WEAK")
                                   and ref.get(c) not in ("FAIL", "WEAK", None))
+    return plain
+
+
+def summarise(runs: list[dict], kinds: dict, resolutions: dict) -> dict:
+    """Per claim: runs, false FAILs, their 95% upper bound, WEAK verdicts (a hard claim that
+    resolved worse than its declared maximum: a run that stops, not a false FAIL), the
+    mutations that flip it (to FAIL or WEAK: both stop the run), and the median resolution
+    over unmutated runs; also fills each mutated run's ``flipped``."""
+    plain = _fill_flipped(runs)
     out = {}
     for cid in sorted({c for r in runs for c in r["verdicts"]}):
         seen = [r["verdicts"][cid] for r in plain if cid in r["verdicts"]]

@@ -106,13 +106,11 @@ runtime.show(figures.headline(curves, sim, cfg), "pf_headline")
 #
 # ```{admonition} What is reconstructed
 # :class: warning
-# Only the paper's abstract and introduction, a short summary and the first author's public
-# code were available. The potentials, the replica equations and the data model were
-# re-derived from scratch and are checked numerically here; the form of the FT potential
-# agrees, up to constant factors, with the formula a secondary digest of the paper quotes
-# (see *Mapping to the paper* below). The nonlinear experiments (ResNet-18 on CIFAR-100,
-# transformers on modular addition) are replaced by small stand-ins of this book's own
-# design (a ReLU net on digits, a tiny transformer on $\mathbb Z_{30}$); their verdicts are soft.
+# Only the paper's abstract and introduction, a short summary and the first author's code
+# were available. The potentials, the replica equations and the data model were re-derived
+# and are checked numerically here; the FT potential agrees, up to constants, with a formula
+# a secondary digest quotes (*Mapping to the paper*). The ResNet-18/CIFAR-100 and modular
+# arithmetic experiments are replaced by small stand-ins of this book's own design.
 # ```
 #
 # | symbol | meaning |
@@ -184,10 +182,12 @@ checks.flow(ledger, cfg, small)
 # minimum-$\ell_2$ interpolant (lazy), small $c$ approaches minimum $\ell_1$ (rich)
 # {cite}`woodworth2020kernel`.
 #
-# **FT with rebalanced pathways.** Before FT we set both first layers to
-# $a_d = w_{+,d} + w_{-,d}$ and the readouts to $\gamma$, so $\beta_{FT}(0) = 0$. The same
-# argument, with $a_d^2 = (1+\lambda)(c + \sqrt{c^2+\beta_{PT,d}^2})$ from {eq}`pf-eq-flow`
-# (Exercise 1), gives
+# (pf-thm-ft-bias)=
+# ````{admonition} Theorem (implicit bias of PT then FT; reconstructed)
+# :class: important
+# Pretrain by gradient flow at $(c_{PT}, \lambda_{PT})$ to zero loss; rebalance (both first
+# layers $a_d = w_{+,d} + w_{-,d}$, readouts $\gamma$, so $\beta_{FT}(0) = 0$); fine-tune by
+# gradient flow to zero loss. Then
 #
 # $$
 # \begin{aligned}
@@ -195,17 +195,18 @@ checks.flow(ledger, cfg, small)
 # c_d &= (1+\lambda_{PT})\Big(c_{PT} + \sqrt{c_{PT}^2 + \beta_{PT,d}^2}\Big) + \gamma^2 .
 # \end{aligned}
 # $$ (pf-eq-ft-potential)
+# ````
 #
-# Pretrained coordinates get a large scale, hence a cheap, $\ell_2$-like cost; untouched ones
-# keep $c_d \approx 2c(1+\lambda)+\gamma^2$. Fine-tuning the way earlier work did (keep
-# $w_\pm$, set $v_\pm=\gamma$) starts from $\beta_{FT}(0) = \gamma(w_+ - w_-)\neq 0$; its
-# potential is *tilted*, $Q_d(\beta) = r_d\,\psi(\beta/r_d) - \varphi_d\beta$ with
-# $\bar c_d = (w_+^2+w_-^2)/2+\gamma^2$, $\beta_{0,d} = \gamma(w_+-w_-)$,
-# $r_d = \sqrt{\bar c_d^2-\beta_{0,d}^2}$, $\varphi_d = \mathrm{asinh}(\beta_{0,d}/r_d)$, and
-# depends on the *signs* of the pretrained coefficients; rebalancing removes the tilt.
-#
-# We compare the exact minimisers with the GD-trained networks of §1 at $\tau = 0.01$ (PT),
-# then fine-tuned by GD with $\gamma = 0.3$ in both protocols.
+# *Why:* the PT argument again, with $a_d^2 = (1+\lambda)(c + \sqrt{c^2+\beta_{PT,d}^2})$
+# from {eq}`pf-eq-flow` (Exercise 1). Pretrained coordinates get a large scale, hence a
+# cheap, $\ell_2$-like cost; untouched ones keep $c_d \approx 2c(1+\lambda)+\gamma^2$.
+# Fine-tuning the way earlier work did (keep $w_\pm$, set $v_\pm=\gamma$) starts from
+# $\beta_{FT}(0) = \gamma(w_+ - w_-)\neq 0$; its potential is *tilted*,
+# $Q_d(\beta) = r_d\,\psi(\beta/r_d) - \varphi_d\beta$ with $\bar c_d = (w_+^2+w_-^2)/2+\gamma^2$,
+# $\beta_{0,d} = \gamma(w_+-w_-)$, $r_d = \sqrt{\bar c_d^2-\beta_{0,d}^2}$,
+# $\varphi_d = \mathrm{asinh}(\beta_{0,d}/r_d)$: it depends on the *signs* of the pretrained
+# coefficients. GD-trained networks (PT at $\tau = 0.01$, FT with $\gamma = 0.3$, both
+# protocols) against the exact minimisers:
 #
 # ````{admonition} How it is computed
 # :class: dropdown
@@ -644,8 +645,7 @@ checks.modadd(ledger, cfg, experiments.modadd(cfg) if cfg.modadd_seeds else None
 # With $w_\pm = w_0\cosh s \pm v_0\sinh s$, $a_d = 2 w_0 \cosh s_d$ and
 # $a_d^2 = 4 w_0^2\cosh^2 s_d = 2c(1+\lambda)\cosh^2 s_d = c(1+\lambda)(1+\cosh 2s_d)$.
 # Since $\sinh 2s_d = \beta_{PT,d}/c$, $\cosh 2s_d = \sqrt{1+\beta_{PT,d}^2/c^2}$, so
-# $a_d^2 = (1+\lambda)(c+\sqrt{c^2+\beta_{PT,d}^2})$; the readouts add $\gamma^2$
-# (`model.network_ft_scales` computes exactly this from the weights).
+# $a_d^2 = (1+\lambda)(c+\sqrt{c^2+\beta_{PT,d}^2})$; the readouts add $\gamma^2$.
 # ```
 #
 # ```{admonition} Exercise 2

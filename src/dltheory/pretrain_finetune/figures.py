@@ -128,7 +128,7 @@ def lambda_sweeps(curves: pd.DataFrame, sim: pd.DataFrame, cfg, title: str | Non
         ss = s[s.task == t]
         px = at([lam_of[r] for r in ss.regime])
         plotting.sim(ax, px, ss.sim, yerr=ss["sem"], color=col, label=f"{t} (sim)")
-    ticks = [x for x in cfg.lams if x <= -0.9 or x in (0.0, 1.0)]
+    ticks = [x for x in cfg.lams if x <= -0.9 or x in (-0.5, 1.0)]  # 0 and 1 would touch
     ax.set_xticks(list(at(ticks)), [f"{x:g}" for x in ticks], rotation=30)
     ax.set_yscale("log")
     ax.set_xlabel(r"$\lambda_{PT}$, on a $\log(1+\lambda_{PT})$ axis ($-1$ at the left end)")

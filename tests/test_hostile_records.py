@@ -449,3 +449,20 @@ def test_times_path_comes_from_the_variable_or_the_root_never_the_package(tmp_pa
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ValueError, match="DLTHEORY_TIMES"):
         budget.times_path()
+
+
+@pytest.mark.parametrize("text, depth", [
+    ("{}", 1), ("[[1], {}]", 2), ('{"a": "[[[["}', 1), ('{"a": "x\\"[[["}', 1),
+    ('{"a": "x\\\\", "b": [[1]]}', 3), ("[" * 1000 + "]" * 1000, 1000), ('"[{"', 0)])
+def test_nesting_is_counted_outside_strings(text, depth):
+    assert records._max_depth(text) == depth
+
+
+def test_a_deep_record_is_refused_before_json_recurses(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text("[" * (records.MAX_DEPTH + 1) + "]" * (records.MAX_DEPTH + 1))
+    assert records.read(path) == (None, f"nested {records.MAX_DEPTH + 1} levels deep "
+                                        f"(at most {records.MAX_DEPTH})")
+    path.write_text("[" * records.MAX_DEPTH + "]" * records.MAX_DEPTH)
+    assert records.read(path)[1] is None
+    assert records.read(tmp_path / "none.json") == (None, "missing")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -93,26 +94,21 @@ def read(path: str | Path, max_bytes: int | None = None) -> tuple[Any, str | Non
         return None, f"unreadable or truncated JSON ({type(err).__name__})"
 
 
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)   # a JSON string, escapes included
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
 def _max_depth(text: str) -> int:
-    """The deepest nesting of ``[``/``{`` outside JSON strings (a linear scan)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch in "]}":
-            depth -= 1
-    return deepest
+    """The deepest nesting of ``[``/``{`` outside JSON strings (strings dropped, then a
+    running sum over the brackets: linear, and fast on a file of millions of them)."""
+    import numpy as np
+
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text)).encode()
+    if not brackets:
+        return 0
+    codes = np.frombuffer(brackets, dtype=np.uint8)
+    steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1)
+    return int(np.cumsum(steps).max())
 
 
 def _show(value: Any) -> str:

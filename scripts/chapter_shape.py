@@ -34,7 +34,8 @@ names an environment variable (``DLTHEORY_...``), the family-wise rule or the ki
 (a paragraph that links checking.md may name them). Bookkeeping cells (``.glue(`` calls,
 ``FINDINGS`` lists) are ``remove-cell`` or ``remove-input``. Equations are labelled (``$$ ... $$ (gf-eq-...)``)
 and referenced with ``{eq}``: no ``\\tag{...}`` and no hand-typed "Eq. (1.2)". One import
-vocabulary: no ``import ... as`` alias of a dltheory module.
+vocabulary: no ``import ... as`` alias of a dltheory module. Every public function of a
+chapter's ``figures.py`` has a docstring saying what it draws from which columns.
 """
 
 from __future__ import annotations
@@ -311,6 +312,20 @@ def measure(path: Path) -> Shape:
                  outline_problems(nb.cells))
 
 
+def undocumented_figures(path: Path) -> list[str]:
+    """The public functions of a chapter's ``figures.py`` without a docstring (each must say
+    what it draws from which columns: theory dashed, simulation as markers)."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and not n.name.startswith("_") and not ast.get_docstring(n)]
+
+
+def figure_modules() -> list[Path]:
+    return sorted((ROOT / "src" / "dltheory").glob("*/figures.py"))
+
+
 def chapters() -> list[Path]:
     return sorted((ROOT / "book").glob("[0-9][0-9]_*.py"))
 
@@ -325,6 +340,12 @@ def main() -> int:
         for b in s.breaches():
             print(f"    - {b}")
         bad += bool(s.breaches())
+    for f in figure_modules():
+        missing = undocumented_figures(f)
+        if missing:
+            print(f"{f.relative_to(ROOT)}: figure functions without a docstring: "
+                  f"{', '.join(missing)}")
+            bad += 1
     return 1 if bad else 0
 
 

@@ -153,3 +153,16 @@ def test_the_folded_method_block_is_not_main_flow():
 def test_chapter_shape(src):
     shape = chapter_shape.measure(src)
     assert not shape.breaches(), f"{src.name}: {'; '.join(shape.breaches())}"
+
+
+@pytest.mark.parametrize("module", chapter_shape.figure_modules(),
+                         ids=lambda p: p.parent.name)
+def test_every_public_figure_function_has_a_docstring(module):
+    assert chapter_shape.undocumented_figures(module) == []
+
+
+def test_an_undocumented_figure_function_is_found(tmp_path):
+    f = tmp_path / "figures.py"
+    f.write_text('def drift(table, cfg):\n    """Drawn: x."""\n\n\ndef bare(table, cfg):\n'
+                 '    return None\n\n\ndef _helper():\n    pass\n')
+    assert chapter_shape.undocumented_figures(f) == ["bare"]

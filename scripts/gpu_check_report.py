@@ -18,13 +18,14 @@ of the report as ``<scale>-<device>-<date>.{md,json}``.
 from __future__ import annotations
 
 import json
-import os
 import re
 import statistics
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+from dltheory import validation  # the one table of the DLTHEORY_* variables
 
 
 def claims_summary(ledger_paths: list[str]) -> dict | None:
@@ -94,7 +95,7 @@ def main(out: str, scale: str, cap: str, wall: str, chapters: list[str]) -> dict
         rows.append(rec)
     devices = sorted({str(r.get("device")) for r in rows if r.get("device")})
     report = {"scale": scale, "cap_s": float(cap), "wall_s": float(wall),
-              "budget_s": float(os.environ["DLTHEORY_BUDGET"]) if os.environ.get("DLTHEORY_BUDGET") else None,
+              "budget_s": validation.env("DLTHEORY_BUDGET"),
               "device": ", ".join(devices) or "unknown", "commit": _commit(),
               "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "chapters": rows}
     other = _load_compare()
@@ -149,7 +150,7 @@ def main(out: str, scale: str, cap: str, wall: str, chapters: list[str]) -> dict
                                   "and no hard FAIL"]) + [""]
     text = "\n".join(lines)
     (out_dir / "report.md").write_text(text)
-    save = os.environ.get("DLTHEORY_GPU_CHECK_SAVE")
+    save = validation.env("DLTHEORY_GPU_CHECK_SAVE")
     if save:
         slug = re.sub(r"[^a-z0-9]+", "-", report["device"].lower()).strip("-")
         stem = Path(save) / f"{scale}-{slug}-{report['created'][:10]}"
@@ -234,7 +235,7 @@ def _commit() -> str:
 def _load_compare() -> dict | None:
     """The other device's report (``$DLTHEORY_GPU_CHECK_COMPARE``) as {device, chapters:
     {name: {median_resolution, rounds}}}, or None."""
-    path = os.environ.get("DLTHEORY_GPU_CHECK_COMPARE")
+    path = validation.env("DLTHEORY_GPU_CHECK_COMPARE")
     if not path:
         return None
     data = json.loads(Path(path).read_text())

@@ -302,6 +302,11 @@ def _parse_text(name: str, raw: str) -> str:
     return raw.strip()
 
 
+def _parse_optional_text(name: str, raw: str) -> str | None:
+    """Text, where empty means unset (the scripts pass an empty value for "none")."""
+    return raw.strip() or None
+
+
 SCALE_NAMES = ("smoke", "standard", "paper", "full")
 
 ENVIRONMENT: dict[str, EnvVar] = {v.name: v for v in (
@@ -345,7 +350,7 @@ ENVIRONMENT: dict[str, EnvVar] = {v.name: v for v in (
            "scripts/test.sh: the budget of each chapter in the paper step (default 30)"),
     EnvVar("DLTHEORY_INSTALLER", "uv | pip", _parse_choice("uv", "pip"),
            "scripts/setup.sh: which installer (default uv, pip where uv fails)"),
-    EnvVar("DLTHEORY_EXEC_CACHE", "a folder", _parse_text,
+    EnvVar("DLTHEORY_EXEC_CACHE", "a folder", _parse_optional_text,
            "tests/test_book_outputs.py: the execution cache it reads"),
     EnvVar("DLTHEORY_REQUIRE_EXECUTED", "1 or 0", _parse_flag,
            "tests/test_book_outputs.py: a missing executed chapter fails (scripts/test.sh)"),
@@ -356,13 +361,13 @@ ENVIRONMENT: dict[str, EnvVar] = {v.name: v for v in (
            "scripts/gpu_check.sh: its output folder (default _build/gpu)"),
     EnvVar("DLTHEORY_GPU_CHECK_CAP", f"seconds in (0, {MAX_SECONDS:.0f}]", _parse_seconds,
            "scripts/gpu_check.sh: the hard cap per chapter"),
-    EnvVar("DLTHEORY_GPU_CHECK_CHAPTERS", "chapter stems, by commas or spaces", _parse_text,
+    EnvVar("DLTHEORY_GPU_CHECK_CHAPTERS", "chapter stems, by commas or spaces", _parse_optional_text,
            "scripts/gpu_check.sh: which chapters (default all)"),
-    EnvVar("DLTHEORY_GPU_CHECK_SAVE", "a folder", _parse_text,
+    EnvVar("DLTHEORY_GPU_CHECK_SAVE", "a folder", _parse_optional_text,
            "scripts/gpu_check_report.py: where --save copies the report"),
-    EnvVar("DLTHEORY_GPU_CHECK_SAVE_DIR", "a folder", _parse_text,
+    EnvVar("DLTHEORY_GPU_CHECK_SAVE_DIR", "a folder", _parse_optional_text,
            "scripts/gpu_check.sh: where --save copies the report (default benchmarks/gpu)"),
-    EnvVar("DLTHEORY_GPU_CHECK_COMPARE", "a report.json path", _parse_text,
+    EnvVar("DLTHEORY_GPU_CHECK_COMPARE", "a report.json path", _parse_optional_text,
            "scripts/gpu_check_report.py: another device's report to compare with"),
 )}
 

@@ -56,7 +56,7 @@ REGISTRY=$!
 SIMD=$!
 progress() {   # one line every 20 s: the tests each pass has finished so far
   local line n ok bad
-  while sleep 20; do
+  while sleep 20 && kill -0 $$ 2>/dev/null; do
     line=""
     for n in unit registry simd; do
       ok=$(grep -cE ' (PASSED|SKIPPED|XFAIL|XPASS)' "_build/$n.log" 2>/dev/null || true)
@@ -76,6 +76,10 @@ wait "$SIMD" || rc_simd=$?
 wait "$REGISTRY" || rc_registry=$?
 T_REGISTRY=$((SECONDS - t))
 kill "$PROGRESS" 2>/dev/null || true
+beat() {       # "LABEL: N s" every 20 s while a step that prints little runs (ends with us)
+  local t0=$SECONDS
+  while sleep 20 && kill -0 $$ 2>/dev/null; do echo "   ... $1: $((SECONDS - t0)) s"; done
+}
 summary() {    # a pass's log from its first section (failures, durations, the count) on
   awk '/^=+ (FAILURES|ERRORS|warnings summary|slowest|short test summary)/{on=1} on' "$1"
 }
@@ -99,6 +103,7 @@ echo "== chapters under nbmake (scale $DLTHEORY_SCALE), in a Colab-like environm
 # belong to the book build and run in ./.venv's kernel.
 trap 'python scripts/pair.py >/dev/null' EXIT
 t=$SECONDS
+beat "chapters under nbmake" & BEAT=$!
 bash scripts/colab_env.sh _build/colab_env
 JUPYTER_PATH="$PWD/_build/colab_env/share/jupyter" DLTHEORY_ROOT="$PWD" \
   python -m pytest -q -n "$JOBS" --nbmake --nbmake-kernel=dltheory-colab --nbmake-timeout=1200 \
@@ -106,6 +111,7 @@ JUPYTER_PATH="$PWD/_build/colab_env/share/jupyter" DLTHEORY_ROOT="$PWD" \
 python -m pytest -q -p no:xdist --nbmake --nbmake-timeout=1200 --overwrite \
   book/reproduction.ipynb book/calibration.ipynb
 T_NBMAKE=$((SECONDS - t))
+kill "$BEAT" 2>/dev/null || true
 python scripts/cache_executed.py "_build/.jupyter_cache/$DLTHEORY_SCALE" book/[0-9][0-9]_*.ipynb book/toolkit.ipynb
 echo "== what the executed chapters show: no warning, traceback or machine path; a verdict under every check"
 DLTHEORY_REQUIRE_EXECUTED=1 python -m pytest -q tests/test_book_outputs.py

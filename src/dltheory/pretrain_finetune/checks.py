@@ -385,8 +385,8 @@ def imperfect(ledger, cfg, th: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
     if cfg.d_imp < cfg.margin_d_min:
         ledger.inconclusive("PF.imperfect_pt.margin", st, m, kind="soft",
                             note=f"D = {cfg.d_imp} < {cfg.margin_d_min}: the finite-D bias of e(-0.999) near the "
-                                 "recovery transition (about 0.04 at D = 300-600, measured) is as large as the "
-                                 f"margin; {note}")
+                                 "recovery transition (measured at D = 300-600 when this rule was set, see "
+                                 f"rules.py) is as large as the margin; {note}")
     else:
         ledger.check("PF.imperfect_pt.margin", st, m, predicted=margin, tol=cfg.order_k * se, kind="soft",
                      note="finite D smears the recovery transition near lambda = -1, which shrinks the margin")

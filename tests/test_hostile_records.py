@@ -466,3 +466,17 @@ def test_a_deep_record_is_refused_before_json_recurses(tmp_path):
     path.write_text("[" * records.MAX_DEPTH + "]" * records.MAX_DEPTH)
     assert records.read(path)[1] is None
     assert records.read(tmp_path / "none.json") == (None, "missing")
+
+
+def test_markup_built_here_is_kept_and_text_is_escaped():
+    import pandas as pd
+
+    df = pd.DataFrame([{"chapter": claims.Html('<a href="01_x.html">One &amp; two</a>'),
+                        "status": XSS, "evidence": "3 PASS, 1 NOT REPRODUCED"}])
+    html = claims.style_table(df, caption=XSS).to_html()
+    assert '<a href="01_x.html">One &amp; two</a>' in html                # Html: as is
+    assert '<span style="white-space:nowrap">1 NOT REPRODUCED</span>' in html
+    _clean(html)
+    assert html.count("&lt;img src=x onerror=alert(1)&gt;") == 2          # cell and caption
+    link = claims.style_table(df, caption=claims.Html("<b>t</b>")).to_html()
+    assert "<b>t</b>" in link

@@ -25,7 +25,7 @@ def test_replica_figure_text_is_legible():
 
 def test_lambda_axis_is_log_one_plus_lambda():
     """The lambda sweep is drawn against log10(1 + lambda), lambda = -1 a decade left of the
-    band's edge (issue 49 item 5: an optimum at -0.999 shows as the edge it is)."""
+    band's edge (an optimum at -0.999 shows as the edge it is)."""
     import numpy as np
 
     at = figures.log1p_lambda_axis((-1.0, -0.999, -0.9, 0.0, 1.0))

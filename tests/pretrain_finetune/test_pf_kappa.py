@@ -33,7 +33,7 @@ def test_identity_gap_is_rounding_only():
 
 def test_theory_signs_at_the_default_setting():
     """At the chapter's defaults the shrink hurts full overlap and helps subset and new
-    features (issue 49 item 2), at lambda_0 = 0."""
+    features, at lambda_0 = 0."""
     th = experiments.kappa_theory(Config.for_scale("smoke"), lam0s=(0.0,))
     assert checks.kappa_sign(th, "full overlap") == -1
     assert checks.kappa_sign(th, "subset") == 1

@@ -241,3 +241,13 @@ def test_the_staleness_digest_covers_every_judging_file_and_no_other(tmp_path):
             assert (provenance.package_sha256("sparse_scaling", pkg) != base) == (p in judged), p
         finally:
             p.write_text(text, encoding="utf-8")
+
+
+def test_an_array_in_a_task_is_keyed_by_every_element():
+    a = np.linspace(0.0, 1.0, 2000)
+    b = a.copy()
+    b[1000] += 1e-6                     # repr would elide the middle of both
+    c = a.copy()
+    c[1000] = np.nextafter(c[1000], 2.0)
+    assert _key({"x": a}) != _key({"x": b}) and _key({"x": a}) == _key({"x": c})
+    assert _key({"x": a}) != _key({"x": a.astype(np.float32)})

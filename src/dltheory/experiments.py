@@ -594,6 +594,8 @@ def _canon(x: Any) -> str:
         return _key_float(x)
     if isinstance(x, complex) or type(x).__name__.startswith("complex"):
         return f"complex({_key_float(x.real)},{_key_float(x.imag)})"
+    if type(x).__name__ == "ndarray":      # every element (repr would round and elide)
+        return f"ndarray({x.dtype.str},{x.shape},{_canon(x.ravel().tolist())})"
     return repr(x)
 
 
@@ -609,7 +611,7 @@ def _key_value(x: Any) -> Any:
     if isinstance(x, numbers.Real) and not isinstance(x, numbers.Integral):
         return ("float", _key_float(x))
     if type(x).__name__ == "ndarray" and getattr(x.dtype, "kind", "") in "fc":
-        return ("ndarray", str(x.dtype), x.shape, _canon(x.ravel().tolist()))
+        return _canon(x)
     return x
 
 

@@ -303,8 +303,11 @@ def test_any_value_anywhere_in_a_calibration_record_builds_the_page(tmp_path, od
     frames = []
     for at in _paths(good):
         if at:
-            path.write_text(json.dumps(_set(good, at, odd)))
+            bad = _set(good, at, odd)
+            path.write_text(json.dumps(bad))
             frames.append(_calibration_frames(tmp_path))
+            if calibration.validate(bad) == []:         # what the tool prints of it
+                assert calibration.report_lines(bad)
     _clean(_render_calibration(frames))
     path.write_text("[" * 50_000)
     _, summary = _calibration_html(tmp_path)

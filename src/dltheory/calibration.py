@@ -126,21 +126,24 @@ def validate(data) -> list[str]:
 
 # --------------------------------------------------------------------------- report and page
 def report_lines(data: dict) -> list[str]:
+    """The calibration tool's report of a (valid) record, one line per fact."""
     plain = [r for r in data["runs"] if not r["mutation"]]
     lines = [f"{data['chapter']} @ {data['scale']}: {len(plain)} unmutated runs, "
-             f"{len(data['runs']) - len(plain)} mutated, {data['wall_s']} s wall, "
-             f"{data['cpu_s']} s CPU (chapter runs)"]
-    s = data["settings"]
-    if s.get("corners") is not None:
+             f"{len(data['runs']) - len(plain)} mutated, {data.get('wall_s')} s wall, "
+             f"{data.get('cpu_s')} s CPU (chapter runs)"]
+    s = data.get("settings") or {}
+    if s.get("corners") is not None and None not in (s.get("edges"), s.get("random"),
+                                                      s.get("left_out")):
         lines.append(f"settings: {s['corners']} corners, {s['edges']} edge midpoints, "
                      f"{s['random']} random; {s['left_out']} corners/edges left out "
-                     f"(raise --settings); {len(s['invalid'])} refused by the Config")
+                     f"(raise --settings); {len(s.get('invalid') or [])} refused by the "
+                     f"Config")
     for cid, c in data["claims"].items():
         ub = c["false_fail_upper95"]
         lines.append(f"  {cid:32s} {c['kind']:9s} {c['false_fail']}/{c['runs']} false FAIL "
                      f"(<= {ub:.1%} at 95%)  caught by {len(c['caught_by'])}"
                      if ub is not None else f"  {cid:32s} {c['kind']:9s} no unmutated run")
-    for mid, m in data["mutations"].items():
+    for mid, m in data.get("mutations", {}).items():
         lines.append(f"  [mutation] {mid}: flipped {m['flipped'] or 'nothing'}"
                      + (f" (error: {m['error']})" if m["error"] else ""))
     errors = [r for r in data["runs"] if r["error"]]

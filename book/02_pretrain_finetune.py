@@ -222,8 +222,8 @@ checks.flow(ledger, cfg, small)
 # ````
 
 # %%
-bias_table = small[small.tau == 0.01][["c", "lam", "pt_gap", "pt_sep", "ft_gap",
-                                       "til_gap", "til_vs_reb"]]
+gaps = ["c", "lam", "pt_gap", "pt_sep", "ft_gap", "til_gap", "til_vs_reb"]
+bias_table = small[small.tau == 0.01][gaps]
 runtime.display(bias_table)
 checks.bias(ledger, cfg, small)
 
@@ -377,7 +377,7 @@ checks.regimes(ledger, cfg)
 # against the exact minimisers.
 
 # %%
-# curves, sim: the replica curves and exact minimisers of the headline figure (top)
+# curves, sim: already computed for the headline figure (top)
 gd = experiments.gd_vs_exact(cfg)
 l2_dev = experiments.replica_l2_limit()
 

@@ -358,3 +358,15 @@ def test_papermill_with_a_lower_case_parameter_stops_the_notebook(tmp_path):
     assert r.returncode != 0
     assert "unknown parameter seed (did you mean SEED?)" in r.stdout + r.stderr
     assert not list(tmp_path.glob("*.json"))                  # no ledger of a wrong run
+
+
+def test_an_injected_notebook_constant_is_no_parameter():
+    """``-p SPEC ...`` would replace the install cell's constant: ``ignore`` spares such
+    constants in the namespace, never a name papermill injected."""
+    from dltheory import chapter_config
+
+    C = config_class("gradient_flow")
+    ns = {"SPEC": "git+https://example", "SEED": 0}
+    chapter_config.check_parameters(ns, C, ignore=("SPEC",))
+    with pytest.raises(ValueError, match="unknown parameter SPEC "):
+        chapter_config.check_parameters(ns, C, ignore=("SPEC",), injected=["SPEC"])

@@ -89,11 +89,13 @@ def unknown_parameters(namespace: dict, config_cls: type, ignore=(), injected=()
     parameter it is given into the notebook as a new variable, so a misspelt one (``K_FIXD
     = 3``, ``seed = 3``) shows up here instead of silently running the defaults;
     ``chapter.start`` raises on a non-empty list (see ``check_parameters``)."""
-    known = set(getattr(config_cls, "KNOBS", {})) | set(RESERVED) | set(ignore)
+    declared = set(getattr(config_cls, "KNOBS", {})) | set(RESERVED)
     upper = {k for k in namespace
              if isinstance(k, str) and k.isupper() and k[0].isalpha()
-             and k.replace("_", "").isalnum()}
-    return sorted(k for k in upper | {str(k) for k in injected} if k not in known)
+             and k.replace("_", "").isalnum() and k not in declared | set(ignore)}
+    # an injected name is a parameter someone passed: only a declared one is allowed (a
+    # notebook constant in ``ignore``, such as the install cell's SPEC, is none)
+    return sorted(upper | {str(k) for k in injected if str(k) not in declared})
 
 
 def check_parameters(namespace: dict, config_cls: type, ignore=(), injected=()) -> None:

@@ -380,8 +380,9 @@ def test_every_mutation_score_field_is_escaped(tmp_path):
 
 @pytest.mark.parametrize("change, why", [
     (lambda d: d["modules"]["pkg.m"].pop("counts"), "modules.pkg.m: no 'counts'"),
-    (lambda d: d["modules"]["pkg.m"].update(path="/etc/passwd"), "a path inside the checkout"),
-    (lambda d: d["modules"]["pkg.m"].update(path="../../x.py"), "a path inside the checkout"),
+    (lambda d: d["modules"]["pkg.m"].update(path="/etc/passwd"), "a .py file inside the"),
+    (lambda d: d["modules"]["pkg.m"].update(path="../../x.py"), "a .py file inside the"),
+    (lambda d: d["modules"]["pkg.m"].update(path="data/huge.bin"), "a .py file inside the"),
     (lambda d: d.update(modules=[]), "modules: an object, got list"),
     (lambda d: d["modules"]["pkg.m"]["survivors"][0].update(line="7"), "line: an integer"),
 ])

@@ -263,12 +263,14 @@ MUTATION_SCORE_SHAPE = {"tool": str, "wall_s": NUMBER, "score": str, "scope": st
 
 
 def _bad_path(data: dict) -> str | None:
-    """A module path that is not a relative path inside the checkout (the record only
-    names ``src/dltheory/...`` files: the page hashes them, and reads nothing else)."""
+    """A module path that is not a relative path to a ``.py`` file inside the checkout
+    (the record only names ``src/dltheory/...`` modules: the page hashes them, and reads
+    nothing else)."""
     for name, m in data["modules"].items():
         parts = Path(m["path"]).parts
-        if Path(m["path"]).is_absolute() or ".." in parts or not parts:
-            return f"modules.{name}.path: a path inside the checkout, got {m['path']!r}"
+        if Path(m["path"]).is_absolute() or ".." in parts or not m["path"].endswith(".py"):
+            return (f"modules.{name}.path: a .py file inside the checkout, got "
+                    f"{m['path']!r}")
     return None
 
 

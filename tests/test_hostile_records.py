@@ -484,3 +484,15 @@ def test_markup_built_here_is_kept_and_text_is_escaped():
     assert html.count("&lt;img src=x onerror=alert(1)&gt;") == 2          # cell and caption
     link = claims.style_table(df, caption=claims.Html("<b>t</b>")).to_html()
     assert "<b>t</b>" in link
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000, '{"a/b": {"seconds": 1', "[1, 2]"])
+def test_a_damaged_times_record_is_rebuilt_by_its_writer(tmp_path, capsys, text):
+    from dltheory import budget
+
+    path = tmp_path / "times.json"
+    path.write_text(text)
+    assert budget.times(path) == {}
+    assert "[warning] the record of times" in capsys.readouterr().err
+    budget.write_times({"test.sh/unit tests": 3.0}, path)
+    assert list(budget.times(path)) == ["test.sh/unit tests"]

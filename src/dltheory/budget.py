@@ -480,12 +480,23 @@ def times(path: Any = None) -> dict:
     """The measured times: ``{key: {"seconds": float, "when": "2026-12-02T19:50:00Z",
     "load": [1, 5, 15 min], "cores": int, ...facts}}`` with keys such as
     ``"test.sh/unit tests"``, ``"gpu_check/paper/budget 60/cpu/03_sparse_scaling"`` (``{}``
-    when nothing was recorded). The README, the intro and the notebooks quote from here."""
-    import json
+    when nothing was recorded). The README, the intro and the notebooks quote from here.
+    A record that cannot be read (cut, not JSON, nested too deep, too large, not an
+    object) is ``{}`` with one warning line naming it, so a writer rebuilds it rather than
+    fail a build (``records.read``)."""
+    import sys
     from pathlib import Path
 
+    from . import records
+
     p = Path(path) if path is not None else times_path()
-    return json.loads(p.read_text()) if p.exists() else {}
+    data, why = records.read(p)
+    if why is None and not isinstance(data, dict):
+        why = f"not a JSON object ({type(data).__name__})"
+    if why is not None and why != "missing":
+        print(f"[warning] the record of times {p} is {why}: starting it again", file=sys.stderr,
+              flush=True)
+    return data if why is None else {}
 
 
 def write_times(entries: Mapping[str, Any], path: Any = None) -> None:

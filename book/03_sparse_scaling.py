@@ -23,8 +23,8 @@
 # decays more slowly in $D$ than the model-limited loss decays in $N$. The paper's law is
 #
 # $$
-# \ell(N,D) \approx A\,N^{-\alpha_N} + B\,D^{-\alpha_D},\qquad
-# \alpha_N = \alpha_1+\alpha_2+1,\qquad \alpha_D = \frac{\alpha_N}{\alpha_1+1},
+# \begin{gathered}\ell(N,D) \approx A\,N^{-\alpha_N} + B\,D^{-\alpha_D},\\
+# \alpha_N = \alpha_1+\alpha_2+1,\qquad \alpha_D = \frac{\alpha_N}{\alpha_1+1},\end{gathered}
 # $$ (ss-eq-law)
 #
 # where $\alpha_1$ sets how fast activation becomes rare along the coordinates and
@@ -222,9 +222,8 @@ checks.data_model(ledger, cfg, data_model, prefactors)
 #
 # The data enter only through the Gram matrix $G = X_{\mathrm{obs}}^\top X_{\mathrm{obs}}
 # = LL^\top$ of the $K(D)$ observed coordinates: with $Z = L^\top V^\top = PsQ^\top$ every
-# ridge solution is $A = Q\,\mathrm{diag}(s/(s^2+\mu))\,P^\top L^\top$, so one SVD of an
-# $r\times N$ matrix ($r=\operatorname{rank}X$) gives the whole ridge path, and the losses
-# {eq}`ss-eq-decomp` of sections 2, 6 and 7 cost nothing like a $D\times N$ fit.
+# ridge solution is $A = Q\,\mathrm{diag}(s/(s^2+\mu))\,P^\top L^\top$: one SVD of an
+# $r\times N$ matrix ($r=\operatorname{rank}X$) gives the whole ridge path.
 #
 # ````{admonition} How it is computed
 # :class: dropdown
@@ -300,9 +299,9 @@ alpha_n_fit = checks.alpha_n(ledger, cfg, model_limited)
 runtime.show(figures.alpha_n(model_limited, alpha_n_fit, cfg), "ss_alpha_N")
 
 # %% [markdown]
-# The sampled model-limited loss sits on the deterministic equivalent, whose local slope
-# approaches $\alpha_N = \alpha_1+\alpha_2+1$ from below. Sparsity is invisible here, as the
-# paper says, because $\ell_\infty$ sees only $\Sigma$.
+# Markers: the sampled model-limited loss; dashed: the deterministic equivalent, whose local
+# slope approaches $\alpha_N = \alpha_1+\alpha_2+1$ from below. Sparsity is invisible here,
+# as the paper says, because $\ell_\infty$ sees only $\Sigma$.
 #
 # ## 4. The data-limited exponent $\alpha_D$ and the never-seen floor
 #
@@ -315,7 +314,7 @@ runtime.show(figures.alpha_n(model_limited, alpha_n_fit, cfg), "ss_alpha_N")
 # ```
 #
 # **Intuition.** An infinite model identifies every coordinate it has seen, and learns
-# nothing about the others (Proposition {ref}`ss-thm-floor`). So the loss is the variance of
+# nothing about the others ({ref}`Proposition 1 <ss-thm-floor>`). So the loss is the variance of
 # the unseen coordinates, and $D$ samples see coordinates only up to
 # $j\sim K(D)\sim D^{1/(\alpha_1+1)}$: the loss is the tail $\sum_{j>K(D)}\lambda_j\sim
 # K(D)^{-\alpha_N} = D^{-\alpha_N/(\alpha_1+1)}$. Data buy coordinates at a sublinear rate,
@@ -379,7 +378,8 @@ runtime.show(figures.alpha_d(data_limited, alpha_d_fit, cfg), "ss_alpha_D")
 # finite-window theory slopes.
 
 # %%
-asymmetry = checks.asymmetry(ledger, cfg, alpha_n_fit, alpha_d_fit, dense_limited)
+asymmetry = checks.asymmetry(ledger, cfg, alpha_n_fit, alpha_d_fit,
+                             dense_limited)
 
 # %% [markdown]
 # The figure at the top of the chapter puts the three sampled curves together: sparse data
@@ -462,7 +462,8 @@ asymmetry = checks.asymmetry(ledger, cfg, alpha_n_fit, alpha_d_fit, dense_limite
 # %%
 double_descent = experiments.double_descent(cfg)
 peaks = checks.double_descent(ledger, cfg, double_descent)
-overparam_fit = checks.overparam(ledger, cfg, experiments.overparam(cfg))
+overparam_sweep = experiments.overparam(cfg)
+overparam_fit = checks.overparam(ledger, cfg, overparam_sweep)
 
 # %% tags=["hide-input"]
 runtime.show(figures.double_descent(double_descent, cfg), "ss_double_descent")
@@ -506,8 +507,8 @@ runtime.show(figures.double_descent(double_descent, cfg), "ss_double_descent")
 #
 # **Where the additive law is off, and by how much.** The fitted $a$ can miss the theory's
 # for two measured reasons, which the run separates. (i) The grid's feature draws have an
-# $\ell_\infty(N)$ above $\ell_{DE}(N)$ at small $N$ (section 3's level offset): the fit of
-# $\ell_\infty(N) + \mathbb E T(D)$ isolates it. (ii) The *finite-$D$ interaction*
+# $\ell_\infty(N)$ that is not $\ell_{DE}(N)$ at small $N$ (section 3's level offset): the
+# fit of $\ell_\infty(N) + \mathbb E T(D)$ isolates it. (ii) The *finite-$D$ interaction*
 # $\ell - \ell_\infty(N) - \mathbb E T(D)$: near $N\approx K(D)$ a ridge fit on few observed
 # coordinates pays a leakage and an estimation error that neither one-variable term holds.
 #
@@ -548,8 +549,8 @@ if grid is not None:
 # Under the cost $C\propto ND\min(N,D)$, the loss {eq}`ss-eq-law` is minimised at
 #
 # $$
-# N^*\propto C^{1/(\alpha_1+3)},\qquad D^*\propto C^{(\alpha_1+1)/(\alpha_1+3)},\qquad
-# \ell^*\propto C^{-\alpha_C},\quad \alpha_C = \frac{\alpha_N}{\alpha_1+3},
+# \begin{gathered}N^*\propto C^{1/(\alpha_1+3)},\qquad D^*\propto C^{(\alpha_1+1)/(\alpha_1+3)},\\
+# \ell^*\propto C^{-\alpha_C},\qquad \alpha_C = \frac{\alpha_N}{\alpha_1+3},\end{gathered}
 # $$ (ss-eq-frontier)
 #
 # so compute goes mostly to data, and $\alpha_C$ grows with $\alpha_1$.
@@ -683,10 +684,8 @@ gd_fit = checks.gd(ledger, cfg, gd_runs)
 runtime.show(figures.gd(gd_runs, gd_fit, cfg), "ss_gd")
 
 # %% [markdown]
-# Failures become rarer as $D$ grows, but only polynomially. The table shows the strata:
-# $P(A)$ falls with $D$, $f_{\text{in}}$ stays near a fifth, and data sets outside $A$
-# (column $f_{\text{out}}$) essentially never fail; the secular formula {eq}`ss-eq-secular`
-# tracks the sampled curve draw by draw.
+# The table shows the strata ($P(A)$, $f_{\text{in}}$, $f_{\text{out}}$) and the secular
+# formula {eq}`ss-eq-secular` beside the sampled curve, draw-averaged.
 
 # %%
 runtime.display(checks.gd_table(gd_fit))
@@ -702,7 +701,7 @@ runtime.display(checks.gd_table(gd_fit))
 # smoothing by the nonlinearity).
 # ```
 #
-# **What carries over.** Proposition {ref}`ss-thm-floor` holds for any learner, and the
+# **What carries over.** {ref}`Proposition 1 <ss-thm-floor>` holds for any learner, and the
 # coverage argument for $\alpha_D$ does not care what the features are; the model-limited
 # side can move, since a ReLU spreads each coordinate's signal over harmonics. The book
 # tests "smaller" as a *paired* comparison: on the same feature draws and data sets, the
@@ -732,17 +731,16 @@ if relu_sweeps is not None:
     runtime.show(figures.relu(relu_sweeps, relu_fit, cfg), "ss_relu")
 
 # %% [markdown]
-# The ReLU loss stays above the never-seen floor at every $D$, and, where the sweeps reach
-# both regimes, the data exponent stays below the model exponent. Whether the asymmetry is
-# *smaller* than with linear features is the paired comparison's verdict above: at these
-# sizes the fitted exponents are rough, and its error bar says how far the difference is
-# resolved.
+# Filled markers: ReLU features; open squares: linear features on the same draws; dashed:
+# the never-seen floor, which no learner beats. Whether the asymmetry is *smaller* than
+# with linear features is the paired comparison's verdict above; its note gives the error
+# bar and how many feature draws would resolve a difference of the measured size.
 #
 # ## Summary
 #
 # - **Coverage sets the data exponent.** $D$ samples see about $K(D)\sim
 #   D^{1/(\alpha_1+1)}$ coordinates ({eq}`ss-eq-heaps`); no learner recovers the rest
-#   (Proposition {ref}`ss-thm-floor`), so the data-limited loss is the never-seen tail,
+#   ({ref}`Proposition 1 <ss-thm-floor>`), so the data-limited loss is the never-seen tail,
 #   $D^{-\alpha_D}$ with $\alpha_D = \alpha_N/(\alpha_1+1)$ ({eq}`ss-eq-floor`).
 # - **Model size sees only the spectrum**, so $\alpha_N = \alpha_1+\alpha_2+1$ as for dense
 #   data ({eq}`ss-eq-de`); dense data pay the same rate for both.

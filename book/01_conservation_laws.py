@@ -288,8 +288,7 @@ runtime.show(figures.headline(counts, cfg), "cl_headline")
 # sum $\sum_e W_e$, the same for top-$k$ routing as for dense routing.
 # ```
 #
-# The seed summary lists these invariants; the counts in the last column of the table are
-# our derivations from the symmetries below, not read from the theorem statements.
+# The seed summary lists these invariants; the table writes them in PyTorch's names.
 #
 # All blocks are bias-free (`bias=False`, as in LLaMA); weights are stored like
 # `nn.Linear.weight` (out × in), the transpose of the paper's row-vector matrices.
@@ -359,9 +358,11 @@ runtime.display(cos_table.assign(what=cos_table.control.where(cos_table.control 
 # Saturation cannot see a region that no input reaches: two ReLU units with nearly parallel
 # rows differ only on a thin wedge, which Gaussian inputs can miss (a law too many at some
 # draws). The ReLU block's inputs are therefore placed in every activation sector ($d = 2$)
-# or every sign pattern of every pair of units, from the first-layer rows, and the
-# renormalised top-1 mixture's inputs in every expert's routing cone (an expert chosen for
-# one Gaussian input in ten thousand would otherwise have its weights counted as laws). Top-1
+# or every sign pattern of every pair of units, from the first-layer rows, and the top-1
+# mixtures' inputs in every expert's routing cone (all of them for the renormalised router,
+# every other one for Switch-style routing): an expert whose cone is thin is rarely chosen
+# by Gaussian inputs, which would leave the rank unsaturated or, with the renormalised
+# router whose own weights never get a gradient, have its weights counted as laws. Top-1
 # routing can leave an expert that *no* input reaches, when its router row lies inside the
 # convex hull of the others; that is why the domain keeps $E \le d + 1$.
 # ````

@@ -349,6 +349,15 @@ def _task_count(cfg: Config, task: dict) -> dict:
         def sampler(n):
             return _expert_inputs(model, math.ceil(n / cfg.E), gen)[:n]
         X = sampler(cfg.n_sparse)
+    elif isinstance(model, MoE) and model.topk == 1:   # Switch-style top-1: half the
+        gen = _gen(cfg, "count_inputs", name, "experts")   # inputs in the experts' cones
+
+        def sampler(n):
+            h = math.ceil(n / 2)
+            cone = _expert_inputs(model, math.ceil(h / cfg.E), gen)[:h]
+            gauss = torch.randn(h, *shape, generator=gen).to(cone)
+            return torch.stack([cone, gauss], 1).reshape(-1, *shape)[:n]
+        X = sampler(cfg.n_sparse)
     else:
         X = _inputs(cfg, model, shape, cfg.n_sparse if "moe" in name or
                     "sigmoid" in name else 8, "count_inputs", name)

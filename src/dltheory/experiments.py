@@ -1157,7 +1157,8 @@ def sweep(
     cache
         ``True``/``False``, or a folder (default on, under ``cache_dir(config)``).
     progress
-        Show a tqdm bar (default ``runtime.progress_enabled()``).
+        Show a tqdm bar (default ``runtime.progress_enabled()``); without one, outside a
+        notebook, a line on stderr every ``HEARTBEAT_S`` seconds (``heartbeat_enabled``).
     rounds
         A task key (``"seed"``) or ``callable(task) -> int``: run the tasks in rounds,
         ascending, as far as the chapter budget allows (see the module docstring); the

@@ -35,7 +35,17 @@ UV_ARGS=$(python scripts/pip_to_uv.py args)
 # package declares (a constraint installs nothing by itself)
 CONSTRAINTS=$(mktemp)
 grep -vE '^\s*(#|$)' requirements.txt | sed 's/\s*#.*$//' > "$CONSTRAINTS"
-trap 'rm -f "$CONSTRAINTS"' EXIT
+# the package is built from a copy of the files a clone would hold (tracked, plus new files
+# git does not ignore): no build/ folder in the checkout, and no module deleted from src/
+# left behind in a stale build/lib that would still ship
+PKG=$(mktemp -d)
+trap 'rm -rf "$CONSTRAINTS" "$PKG"' EXIT
+if git rev-parse --git-dir >/dev/null 2>&1; then
+  git ls-files -z --cached --others --exclude-standard -- pyproject.toml README.md LICENSE src \
+    | while IFS= read -r -d '' f; do [ -f "$f" ] && cp --parents -- "$f" "$PKG/"; done
+else
+  cp -r pyproject.toml README.md LICENSE src "$PKG/"
+fi
 # uv where setup.sh installed it (parallel, from its cache: seconds), else pip
 if python -m uv --version >/dev/null 2>&1; then
   uvpip() { env $UV_ENV python -m uv pip "$@" --python "$PY" $UV_ARGS --constraint "$CONSTRAINTS" -q; }
@@ -51,11 +61,11 @@ if [ ! -x "$PY" ] || [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
   echo "   creating the Colab-like environment $ENV_DIR (torch==2.13.0 first, the package's declared dependencies, ipykernel)"
   mkvenv "$ENV_DIR"
   uvpip install torch==2.13.0
-  uvpip install . ipykernel
+  uvpip install "$PKG" ipykernel
   echo "$WANT" > "$STAMP"
 else
   # the package as it is now (non-editable: a copy in site-packages); its dependencies kept
-  uvpip install "${REINSTALL[@]}" --no-deps .
+  uvpip install "${REINSTALL[@]}" --no-deps "$PKG"
 fi
 # the stub of Colab's google.colab, imported by the kernel at start (an IPython startup file)
 SITE=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')

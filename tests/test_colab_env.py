@@ -126,7 +126,7 @@ def test_the_ci_runs_the_chapters_in_the_colab_like_environment():
     test_sh = (ROOT / "scripts" / "test.sh").read_text()
     env_sh = (ROOT / "scripts" / "colab_env.sh").read_text()
     assert "scripts/colab_env.sh" in test_sh and "--nbmake-kernel=dltheory-colab" in test_sh
-    assert "uvpip install . ipykernel" in env_sh and " -e ." not in env_sh
+    assert 'uvpip install "$PKG" ipykernel' in env_sh and " -e " not in env_sh
     assert "import google.colab" in env_sh
 
 

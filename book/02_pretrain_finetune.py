@@ -139,8 +139,9 @@ runtime.show(figures.headline(curves, sim, cfg), "pf_headline")
 # $s(t) = -\int_0^t g$ (which stays in the row space of $X$) it integrates in closed form:
 #
 # $$
-# w_\pm = w_0\cosh s \pm v_0 \sinh s,\qquad v_\pm = v_0\cosh s \pm w_0\sinh s,\qquad
-# \beta = c\,\sinh(2s).
+# \begin{gathered}
+# w_\pm = w_0\cosh s \pm v_0 \sinh s,\qquad v_\pm = v_0\cosh s \pm w_0\sinh s,\\ \beta = c\,\sinh(2s).
+# \end{gathered}
 # $$ (pf-eq-flow)
 #
 # Only $c$ enters $\beta$; $\lambda$ only decides how the change is split between the layers.
@@ -158,9 +159,8 @@ runtime.show(figures.flow(small, cfg), "pf_flow_vs_gd")
 
 # %% [markdown]
 # Both errors run parallel to the dotted slope-1 line: GD differs from gradient flow by
-# $O(\tau)$, so halving the step halves the error, and the closed form *is* the $\tau \to 0$
-# limit. For the conservation laws this is the prologue's drift bound $C\tau^2 k$ read at the
-# end of training: reaching a fixed time $t$ takes $k = t/\tau$ steps, so the drift is $O(\tau)$.
+# $O(\tau)$, and the closed form *is* the $\tau \to 0$ limit. For the conservation laws this is
+# the prologue's drift bound $C\tau^2 k$ at a fixed time $t = \tau k$: $O(\tau)$.
 
 # %%
 checks.flow(ledger, cfg, small)
@@ -303,9 +303,11 @@ checks.regimes(ledger, cfg)
 # $u = B + \sigma Z$ ($Z$ standard normal) and denoise it with the potential's proximal map,
 #
 # $$
+# \begin{gathered}
 # \eta(u) = \arg\min_b \tfrac12 (b-u)^2 + \theta\, C\,\psi(b/C)
-# \;\Leftrightarrow\; b + \theta\,\mathrm{asinh}(b/C) = u,\qquad
+# \;\Leftrightarrow\; b + \theta\,\mathrm{asinh}(b/C) = u,\\
 # \eta'(u) = \frac{1}{1 + \theta/\sqrt{C^2+\eta^2}},
+# \end{gathered}
 # $$ (pf-eq-prox)
 #
 # $$
@@ -470,9 +472,8 @@ runtime.display(checks.knobs(ledger, cfg, curves, knob_sim).round(4))
 # %% [markdown]
 # ## 7. The learned solution moves along the trade-off
 #
-# Evaluate $(\ell, \mathrm{PD})$ at the *learned* $\hat\beta_{FT}$ (mean over the active
-# coordinates shared with PT) as $\lambda_{PT}$ goes from $-1$ to $+1$ (full overlap,
-# $\alpha_{FT}=0.3$, exact minimisers).
+# $(\ell, \mathrm{PD})$ at the *learned* $\hat\beta_{FT}$ (mean over the shared active coordinates)
+# as $\lambda_{PT}$ goes from $-1$ to $+1$ (full overlap, $\alpha_{FT}=0.3$, exact minimisers).
 
 # %%
 path = experiments.learned_path(cfg)
@@ -557,23 +558,21 @@ runtime.display(checks.imperfect(ledger, cfg, imp_th, imp_sim).round(4))
 
 # %%
 kappa_prediction = experiments.kappa_theory(cfg)
-kappa_table = checks.kappa_lever(ledger, cfg, experiments.kappa_identity_gap(cfg),
-                                 kappa_prediction)
+gap = experiments.kappa_identity_gap(cfg)
+kappa_table = checks.kappa_lever(ledger, cfg, gap, kappa_prediction)
 runtime.display(kappa_table.round(4))
 
 # %% [markdown]
 # ### 9.2 The digits stand-in
 #
-# A two-layer ReLU network (256 hidden units) is pretrained on digits 0–7
-# {cite}`alpaydin1998digits` and fine-tuned, with $n$ examples and full-batch GD on both
-# layers, on three tasks: *new classes* (8 vs 9, read as new features), a *subset* of the PT
-# classes (3 vs 5, read as subset) and a *distribution shift* (the PT classes with inverted
-# intensities, an SVHN-like change of domain that keeps PT's classes: read as full overlap).
-# The interventions: first-layer scale $\kappa$ ($W_1 \leftarrow \kappa W_1$), readout
-# re-initialisation $\gamma$ (× the default $1/\sqrt{H}$), and the scale of the PT
-# *initialisation* (×0.5 or ×2 before pretraining, the $c_{PT}$ lever). We also track the
-# participation ratio (PR) of the hidden layer on test images and its ENSD with the pre-FT
-# representation. The stand-in and its protocol are this book's own.
+# A two-layer ReLU network (256 hidden units), pretrained on digits 0–7
+# {cite}`alpaydin1998digits`, is fine-tuned ($n$ examples, full-batch GD on both layers) on
+# *new classes* (8 vs 9, read as new features), a *subset* of the PT classes (3 vs 5) and a
+# *distribution shift* (PT's classes with inverted intensities, SVHN-like: read as full
+# overlap). Interventions: first-layer scale $\kappa$ ($W_1 \leftarrow \kappa W_1$), readout
+# re-initialisation $\gamma$ (× the default $1/\sqrt{H}$), PT *initialisation* scale (×0.5 or
+# ×2, the $c_{PT}$ lever); we track the hidden layer's participation ratio (PR) on test images
+# and its ENSD with the pre-FT one. The stand-in and its protocol are this book's own.
 
 # %%
 vis = experiments.vision(cfg)
@@ -608,7 +607,8 @@ runtime.display(checks.vision(ledger, cfg, vis, kappa_prediction).round(4))
 # book's own; it is not run at the smoke scale.
 
 # %%
-checks.modadd(ledger, cfg, experiments.modadd(cfg) if cfg.modadd_seeds else None)
+modadd_table = experiments.modadd(cfg) if cfg.modadd_seeds else None
+checks.modadd(ledger, cfg, modadd_table)
 
 # %% [markdown]
 # ## Summary
@@ -689,10 +689,10 @@ checks.modadd(ledger, cfg, experiments.modadd(cfg) if cfg.modadd_seeds else None
 # %% tags=["remove-input"]
 FINDINGS = ["PF.bias.ft", "PF.replica.vs_sim_ratio", "PF.replica.vs_gd",
             "PF.best_lambda.full_overlap", "PF.best_lambda.subset",
-            "PF.best_lambda.new_features", "PF.best_lambda.sim_agrees", "PF.knobs.direction",
-            "PF.imperfect_pt", "PF.imperfect_pt.sim", "PF.vision.early_scale",
-            "PF.vision.early_scale.subset", "PF.vision.early_scale.shift",
-            "PF.vision.pt_init_scale.shift"]
+            "PF.best_lambda.new_features", "PF.best_lambda.sim_agrees",
+            "PF.knobs.direction", "PF.imperfect_pt", "PF.imperfect_pt.sim",
+            "PF.vision.early_scale", "PF.vision.early_scale.subset",
+            "PF.vision.early_scale.shift", "PF.vision.pt_init_scale.shift"]
 ledger.glue("pf_findings", FINDINGS)
 ledger.findings(FINDINGS)
 

@@ -251,3 +251,26 @@ def test_an_array_in_a_task_is_keyed_by_every_element():
     c[1000] = np.nextafter(c[1000], 2.0)
     assert _key({"x": a}) != _key({"x": b}) and _key({"x": a}) == _key({"x": c})
     assert _key({"x": a}) != _key({"x": a.astype(np.float32)})
+
+
+def test_the_code_digest_covers_every_file_the_task_runs(monkeypatch):
+    """Property over the prologue's sweep task: a change to any file of its import closure
+    changes its code digest; its figures, the engine and other chapters are not in it."""
+    from dltheory.gradient_flow import config as gf_config
+    from dltheory.gradient_flow import experiments as gf_exp
+
+    fn, cfg = gf_exp.drift_task, gf_config.Config.for_scale("smoke")
+    files = experiments.code_files(fn, cfg)
+    names = {f.resolve().relative_to(PKG).as_posix() for f in files}
+    assert "gradient_flow/experiments.py" in names and "gradient_flow/config.py" in names
+    assert not any(n.endswith(("figures.py", "plotting.py")) or n.startswith("depth_expansion")
+                   for n in names)
+    assert "experiments.py" not in names and "budget.py" not in names
+    base = experiments.code_digest(fn, cfg)
+    real = experiments._file_bytes
+    for f in files:
+        monkeypatch.setattr(experiments, "_file_bytes",
+                            lambda p, f=f: real(p) + (b"\n#" if p == str(f) else b""))
+        assert experiments.code_digest(fn, cfg) != base, f
+    monkeypatch.setattr(experiments, "_file_bytes", real)
+    assert experiments.code_digest(fn, cfg) == base

@@ -1059,7 +1059,10 @@ class _Heartbeat:
             print(self.line(), file=sys.stderr, flush=True)
 
     def stop(self) -> None:
+        """No line after this returns (a line being printed is finished first)."""
         self.done.set()
+        if self.thread is not threading.current_thread():
+            self.thread.join(timeout=5.0)
 
 
 # A budget cuts at task granularity from the first round on: every chapter copes with a

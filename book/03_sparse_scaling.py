@@ -501,7 +501,7 @@ runtime.show(figures.double_descent(double_descent, cfg), "ss_double_descent")
 # least squares on $\log\ell$ (Chinchilla's "approach 3" {cite}`hoffmann2022training`),
 # leaving out the smallest $N$ and $D$ and the points within 25% of the peak $N = r$. The
 # predictions for $a$ and $b$ are the same fit of the finite-size theory surface
-# $\ell_{DE}(N) + \mathbb E T(D)$ ({eq}`ss-eq-de` plus {eq}`ss-eq-floor`) on the same
+# $\ell_{DE}(N) + \mathbb E T(D)$, {eq}`ss-eq-de` plus {eq}`ss-eq-floor`, on the same
 # points. The fitted $b$ is the hard test; $a$ is soft, since $\alpha_N$ is tested hard on
 # $\ell_\infty(N)$ in section 3.
 #
@@ -719,7 +719,7 @@ runtime.display(checks.gd_table(gd_fit))
 # mass $\sum_{j>J_0}p_j$, so the section runs where $J_0\le256$ suffices
 # ($\alpha_1\gtrsim0.7$). A plain test set would be biased exactly where this chapter looks,
 # on coordinates too rare to appear in it. The linear-feature losses of the paired
-# comparison are exact ({eq}`ss-eq-decomp`, averaged over $w$).
+# comparison are exact: {eq}`ss-eq-decomp`, averaged over $w$.
 # ```
 
 # %%
@@ -739,17 +739,17 @@ if relu_sweeps is not None:
 # ## Summary
 #
 # - **Coverage sets the data exponent.** $D$ samples see about $K(D)\sim
-#   D^{1/(\alpha_1+1)}$ coordinates ({eq}`ss-eq-heaps`); no learner recovers the rest
+#   D^{1/(\alpha_1+1)}$ coordinates, {eq}`ss-eq-heaps`; no learner recovers the rest
 #   ({ref}`Proposition 1 <ss-thm-floor>`), so the data-limited loss is the never-seen tail,
-#   $D^{-\alpha_D}$ with $\alpha_D = \alpha_N/(\alpha_1+1)$ ({eq}`ss-eq-floor`).
+#   $D^{-\alpha_D}$ with $\alpha_D = \alpha_N/(\alpha_1+1)$, {eq}`ss-eq-floor`.
 # - **Model size sees only the spectrum**, so $\alpha_N = \alpha_1+\alpha_2+1$ as for dense
-#   data ({eq}`ss-eq-de`); dense data pay the same rate for both.
+#   data, {eq}`ss-eq-de`; dense data pay the same rate for both.
 # - **Interpolation happens at $N = \operatorname{rank}X\approx K(D)$**, not at $D$; past it
 #   the loss is the floor times the inverse-Wishart factor $(N-1)/(N-r-1)$
-#   ({eq}`ss-eq-overparam`).
-# - **Compute goes to data** ({eq}`ss-eq-frontier`): the optimal model is just large enough
+#   {eq}`ss-eq-overparam`.
+# - **Compute goes to data**, {eq}`ss-eq-frontier`: the optimal model is just large enough
 #   for the coordinates the data contain.
-# - **Rare spikes break fixed-step GD** with probability $D^{-\nu}$ ({eq}`ss-eq-nu`).
+# - **Rare spikes break fixed-step GD** with probability $D^{-\nu}$, {eq}`ss-eq-nu`.
 #
 # What this build found for the paper's claims, generated from the checks below at the scale
 # this page ran:

@@ -26,7 +26,7 @@ echo "== unit tests, the planted-error tests and the unit tests under a narrower
 # per test file (module fixtures). Chapter runs and domain corners are the later steps' work.
 # The third pass runs the fast numeric unit tests again as a narrower CPU computes
 # (scripts/other_simd.py: NumPy's widest SIMD dispatch off, OpenBLAS, ATen and MKL one level
-# down), so a test that hangs on the last bit of a float fails here, not on a reader's CPU.
+# down), so a test that depends on the last bit of a float fails here, not on a reader's CPU.
 # Each pass logs one line per test (-v) under _build/; a line every 20 s says how far they are.
 SIMD_TESTS=(tests/test_fitting.py tests/test_fitting_mutants.py tests/test_gradient_flow.py
   tests/test_gradient_flow_mutants.py tests/test_claims.py tests/test_claims_mutants.py

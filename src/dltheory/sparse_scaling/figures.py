@@ -65,7 +65,8 @@ def data_model(res: dict, cfg: Config):
 def decomposition(df, cfg: Config):
     """The oracle-ridge loss at N = 64 split into observed error, leakage and never-seen
     floor (columns ``observed``, ``leakage``, ``never seen`` of ``df`` by ``D``): left as
-    shares (stacked bars), right as values (markers) with their total."""
+    shares (stacked bars, legend below the axes), right as values (markers) with their
+    total."""
     fig, axs = plt.subplots(1, 2, figsize=(10, 3.3))
     parts = ["observed", "leakage", "never seen"]
     share = df[parts].values / df[parts].values.sum(1, keepdims=True)
@@ -75,7 +76,8 @@ def decomposition(df, cfg: Config):
         bottom += share[:, k]
         plotting.sim(axs[1], df.D, df[name], color=plotting.color(k), label=name)
     axs[0].set(xlabel="D", ylabel="share of the loss", title="loss decomposition, N = 64, oracle ridge")
-    axs[0].legend()
+    # below the axes: inside, the legend covers the bars (they fill the panel to 1)
+    axs[0].legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
     plotting.sim(axs[1], df.D, df[parts].sum(1), color="k", marker="x", label="total")
     plotting.loglog(axs[1], xlabel="D", ylabel=r"$\mathbb{E}_w\ell$", title=_tag(cfg))
     axs[1].legend()

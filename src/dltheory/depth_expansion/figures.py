@@ -49,7 +49,7 @@ def certified(ex: pd.DataFrame, cfg):
     from ``lhs_direct``, ``lhs_se``, K = cfg.n_test, at route_delta / seeds) as a vertical bar
     from its lower to its upper end; and the two theorems' right-hand sides with the
     smallest deviations any valid uniform eps_M, eps_K allow on this draw (``rhsA``,
-    ``rhsB``: the plug-in max |G|, max |T|) as triangles. Below the dashed zero line is an
+    ``rhsB``: the plug-in max ``|G|``, max ``|T|``) as triangles. Below the dashed zero line is an
     improvement; a bar entirely below it certifies one."""
     old = ex.xs("old", level="model")
     x = np.arange(len(old))
@@ -200,7 +200,7 @@ def waterfall(ex: pd.DataFrame, cfg):
 def norm_bound(ex: pd.DataFrame, cfg):
     """The norm-based eps_M(n) proxy (``bounds.norm_bound_proxy`` with the first seed's
     ``U_norm``, ``z_max``) dashed (theory) with its n^-1/2 slope drawn, against the loss
-    range B and the largest measured |G(f_new)| (``pop_new - train_new``)."""
+    range B and the largest measured ``|G(f_new)|`` (``pop_new - train_new``)."""
     e = _first(ex, cfg)
     ns = np.geomspace(1e3, 1e7, 20)
     eps_n = bounds.norm_bound_proxy(ns, a=e.U_norm, b=1.0, B_z=e.z_max, B=cfg.B)

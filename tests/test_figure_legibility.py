@@ -75,3 +75,22 @@ def test_chapter4_progressive_figure_is_legible(styled):
     fig = figures.progressive(prog, types.SimpleNamespace(scale="smoke"))
     px, text = plotting.smallest_text_px(fig)
     assert px >= plotting.MIN_TEXT_PX, f"{text!r} is {px:.1f} px"
+
+
+def test_chapter4_certified_figure_is_legible(styled):
+    """Chapter 4's headline figure (what is certified: the measured change, the held-out
+    certificate and the theorems' right-hand sides) at the column width."""
+    import types
+
+    import pandas as pd
+
+    from dltheory.depth_expansion import figures
+
+    seeds = [0, 1, 2]
+    idx = pd.MultiIndex.from_product([["old", "new"], seeds], names=["model", "seed"])
+    ex = pd.DataFrame({"lhs": -0.1, "lhs_se": 0.01, "lhs_direct": -0.1, "rhsA": 1.1,
+                       "rhsB": 1.3}, index=idx)
+    cfg = types.SimpleNamespace(scale="standard", route_delta=0.05, n_test=800, B=3.0)
+    fig = figures.certified(ex, cfg)
+    px, text = plotting.smallest_text_px(fig)
+    assert px >= plotting.MIN_TEXT_PX, f"{text!r} is {px:.1f} px"

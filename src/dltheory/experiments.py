@@ -148,7 +148,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import budget, runtime, validation
+from . import budget, invariants, runtime, validation
 
 BACKENDS = ("sequential", "loky", "dask")
 ENV_BACKEND = "DLTHEORY_BACKEND"
@@ -1194,6 +1194,9 @@ def sweep(
     keep = [i for g in groups[:done] for i in g] if done else ran
     kept = {i: run.results[i] for i in keep}
     df = _table(tasks, kept, getattr(fn, "__qualname__", repr(fn)))
+    # every sweep, whatever the chapter: distinct seeds give distinct draws, and the
+    # declared grid is the grid that ran (a violation is a FAIL on the chapter's ledger)
+    invariants.check(name, tasks, run.results, kept)
     if rounds is not None:
         df.attrs["rounds"] = (done, len(groups))
         df.attrs["tasks"] = (len(kept), len(tasks))

@@ -1,0 +1,222 @@
+"""Invariants the sweep engine checks for every sweep, whatever the chapter (issue 47).
+
+``experiments.sweep`` calls :func:`check` on the results it returns; nothing in a chapter
+asks for it. Two invariants:
+
+* **Distinct draws.** Random streams give distinct draws: results that differ only in a
+  seed-like key (:data:`SEED_KEYS`, integer values: ``seed``, ``useed``, ``draw``,
+  ``stream``, ``block``, ``start``, ...) must differ. Two comparisons, both by a hash of
+  the values (no copy is kept): tasks that are equal except in one seed-like key must not
+  return identical results (the seed-like keys of the rows left out), and inside one
+  task's result, rows that carry distinct values of a seed-like column must not be
+  identical in every other column. A collapse (two distinct seeds, identical outputs: every
+  start drawn from one stream, a seed index dropped from a stream name) is recorded with an
+  example.
+* **The declared grid is the grid that ran.** Every task appears once in the declared list
+  (two tasks with one cache key would share one result) and every task kept in the table
+  contributed at least one row (a task returning no rows drops its grid point from the
+  table silently). A budget's cut is not a mismatch: it is recorded as ``(kept, planned)``.
+
+Each sweep's record (:func:`records`, also ``df.attrs["invariants"]``) holds the counts it
+compared. A violation surfaces on the chapter's ledger as a FAIL of an automatic identity
+(``<PREFIX>.engine.distinct_draws.<sweep>`` or ``<PREFIX>.engine.grid.<sweep>``, a
+``Ledger.guard``), so ``chapter.finish`` raises; outside a chapter run it is printed once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import threading
+from typing import Any
+
+#: task keys and row columns that name a random stream (integer values only): results that
+#: differ only in one of them must differ
+SEED_KEYS = ("seed", "seeds", "useed", "draw", "stream", "block", "start", "rep", "replicate")
+
+_RECORDS: dict[str, dict] = {}
+_LOCK = threading.Lock()
+
+
+def is_seed_key(name: Any) -> bool:
+    """A task key or column that names a random stream: one of :data:`SEED_KEYS`, or a name
+    ending in ``_seed``."""
+    return isinstance(name, str) and (name in SEED_KEYS or name.endswith("_seed"))
+
+
+def _is_int(v: Any) -> bool:
+    return type(v).__name__ in ("int", "int8", "int16", "int32", "int64", "uint8", "uint16",
+                                "uint32", "uint64") and not isinstance(v, bool)
+
+
+def _digest(obj: Any) -> str:
+    """A hash of a value's data (exact floats; arrays by their bytes)."""
+    from .experiments import PayloadError, dumps_payload
+
+    try:
+        data = dumps_payload(obj)
+    except PayloadError:
+        data = repr(obj).encode()
+    return hashlib.sha256(data).hexdigest()[:24]
+
+
+def _is_frame(x: Any) -> bool:
+    return hasattr(x, "columns") and hasattr(x, "iloc")
+
+
+def _strip(result: Any) -> Any:
+    """A task's result without its seed-like keys (rows) or columns (a DataFrame)."""
+    if _is_frame(result):
+        return result.drop(columns=[c for c in result.columns if is_seed_key(c)])
+    if isinstance(result, dict):
+        return {k: v for k, v in result.items() if not is_seed_key(k)}
+    if isinstance(result, (list, tuple)):
+        return [_strip(r) for r in result]
+    return result
+
+
+def _row_collapses(result: Any) -> list[str]:
+    """Inside one result: rows with distinct values of a seed-like column and identical
+    values in every other column (one example per column)."""
+    if _is_frame(result):
+        cols = [c for c in result.columns if is_seed_key(c)]
+        if not cols or len(result) < 2:
+            return []
+        import pandas as pd
+
+        out = []
+        for c in cols:
+            if result[c].dtype.kind not in "iu":
+                continue
+            rest = result.drop(columns=[c])
+            h = pd.util.hash_pandas_object(rest, index=False)
+            seen: dict[int, Any] = {}
+            for hv, s in zip(h.to_numpy(), result[c].to_numpy(), strict=True):
+                if hv in seen and seen[hv] != s:
+                    out.append(f"rows with {c} = {seen[hv]} and {c} = {s} are identical")
+                    break
+                seen.setdefault(hv, s)
+        return out
+    if not isinstance(result, list) or len(result) < 2:
+        return []
+    out = []
+    cols = {k for r in result if isinstance(r, dict) for k in r if is_seed_key(k)}
+    for c in sorted(cols):
+        seen = {}
+        for r in result:
+            if not isinstance(r, dict) or not _is_int(r.get(c)):
+                continue
+            hv = _digest({k: v for k, v in r.items() if k != c})
+            if hv in seen and seen[hv] != r[c]:
+                out.append(f"rows with {c} = {seen[hv]} and {c} = {r[c]} are identical")
+                break
+            seen.setdefault(hv, r[c])
+    return out
+
+
+def distinct_draws(tasks: list[dict], results: dict[int, Any]) -> dict:
+    """The distinct-draws record of one sweep: ``groups`` (sets of tasks that differ only
+    in a seed-like key, compared), ``rows`` (results with a seed-like column, compared row
+    by row) and ``collapsed`` (examples, empty when every draw is distinct)."""
+    from .experiments import _canon
+
+    collapsed: list[str] = []
+    groups = 0
+    hashes: dict[int, str] = {}
+    keys = sorted({k for t in tasks for k in t if is_seed_key(k)})
+    for k in keys:
+        by_rest: dict[str, list[int]] = {}
+        for i in results:
+            t = tasks[i]
+            if k in t and _is_int(t[k]):
+                by_rest.setdefault(_canon({a: v for a, v in t.items() if a != k}), []).append(i)
+        for idx in by_rest.values():
+            if len({tasks[i][k] for i in idx}) < 2:
+                continue
+            groups += 1
+            seen: dict[str, int] = {}
+            for i in idx:
+                if i not in hashes:
+                    hashes[i] = _digest(_strip(results[i]))
+                j = seen.setdefault(hashes[i], i)
+                if tasks[j][k] != tasks[i][k]:
+                    collapsed.append(f"tasks {tasks[j]} and {tasks[i]} returned identical "
+                                     "results")
+                    break
+    rows = 0
+    for i, r in results.items():
+        found = _row_collapses(r)
+        rows += bool(_is_frame(r) and any(is_seed_key(c) for c in r.columns)
+                     or isinstance(r, list) and any(isinstance(x, dict) and
+                                                    any(is_seed_key(c) for c in x) for x in r))
+        collapsed += [f"task {tasks[i]}: {f}" for f in found]
+    return {"groups": groups, "rows": rows, "collapsed": collapsed[:5],
+            "n_collapsed": len(collapsed)}
+
+
+def grid(tasks: list[dict], kept: dict[int, Any]) -> dict:
+    """The grid record of one sweep: ``planned`` tasks, ``distinct`` task keys, ``kept``
+    tasks (a budget may cut), ``empty`` (kept tasks that returned no row) and
+    ``duplicates`` (declared more than once); ``problems`` names each mismatch."""
+    from .experiments import _canon
+
+    canon = [_canon(t) for t in tasks]
+    dups = sorted({c for c in canon if canon.count(c) > 1}) if len(set(canon)) < len(canon) else []
+
+    def n_rows(r: Any) -> int:
+        if _is_frame(r):
+            return len(r)
+        return 1 if isinstance(r, dict) else len(r) if isinstance(r, (list, tuple)) else 1
+
+    empty = [tasks[i] for i in sorted(kept) if n_rows(kept[i]) == 0]
+    problems = [f"task {d} declared more than once" for d in dups[:3]]
+    problems += [f"task {t} returned no row" for t in empty[:3]]
+    return {"planned": len(tasks), "distinct": len(set(canon)), "kept": len(kept),
+            "empty": len(empty), "duplicates": len(dups), "problems": problems}
+
+
+def check(name: str, tasks: list[dict], results: dict[int, Any], kept: dict[int, Any]) -> dict:
+    """Both invariants of one sweep; the record is stored (:func:`records`) and each
+    violation recorded on the chapter's ledger (:func:`_surface`)."""
+    rec = {"draws": distinct_draws(tasks, results), "grid": grid(tasks, kept)}
+    with _LOCK:
+        _RECORDS[name] = rec
+    if rec["draws"]["collapsed"]:
+        _surface(name, "distinct_draws",
+                 f"sweep {name}: distinct seeds give distinct draws",
+                 f"{rec['draws']['n_collapsed']} collapse(s): "
+                 + "; ".join(rec["draws"]["collapsed"]))
+    if rec["grid"]["problems"]:
+        _surface(name, "grid", f"sweep {name}: the declared grid is the grid that ran",
+                 "; ".join(rec["grid"]["problems"]))
+    return rec
+
+
+def records() -> dict[str, dict]:
+    """The invariants' record of every sweep run in this process, by sweep name."""
+    with _LOCK:
+        return {k: dict(v) for k, v in _RECORDS.items()}
+
+
+def reset() -> None:
+    with _LOCK:
+        _RECORDS.clear()
+
+
+def _surface(name: str, what: str, statement: str, detail: str) -> None:
+    """A FAIL identity on the ledger of the chapter run in this process (once per sweep
+    and invariant), else one line on stderr."""
+    from . import chapter
+
+    ledger = chapter._RUN[0]
+    if ledger is not None:
+        try:
+            prefix = chapter.get(ledger.chapter).prefix
+        except (KeyError, ValueError):
+            prefix = ledger.chapter
+        safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)
+        cid = f"{prefix}.engine.{what}.{safe}"
+        if cid not in ledger.claims:
+            ledger.guard(cid, statement, False, detail)
+        return
+    print(f"[invariants] {statement}: FAILS ({detail})", file=sys.stderr, flush=True)

@@ -1,0 +1,121 @@
+"""Invariants the engine checks for every sweep (issue 47, ``dltheory.invariants``): distinct
+seeds give distinct draws, and the declared grid is the grid that ran. Toy sweeps: a task
+that ignores its seed (or a row stream that ignores its start) trips the first, a repeated
+task or a task that returns no row trips the second, and each violation is a FAIL identity
+on the chapter's ledger without the chapter writing a guard."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dltheory import chapter, claims, experiments, invariants
+
+
+@dataclass(frozen=True)
+class Cfg:
+    scale: str = "smoke"
+    n: int = 3
+
+
+def seeded(cfg: Cfg, task: dict) -> dict:
+    rng = np.random.default_rng([task["seed"], 7])
+    return {"x": float(rng.normal()), "w": task["w"]}
+
+
+def ignores_seed(cfg: Cfg, task: dict) -> dict:
+    rng = np.random.default_rng(7)                # the seed never reaches the stream
+    return {"x": float(rng.normal()), "w": task["w"]}
+
+
+def deterministic(cfg: Cfg, task: dict) -> dict:
+    return {"y": task["w"] ** 2}
+
+
+def batched(cfg: Cfg, task: dict) -> pd.DataFrame:
+    starts = np.arange(cfg.n) + cfg.n * task["block"]
+    x = [np.random.default_rng([int(s), 1]).normal() for s in starts]
+    return pd.DataFrame({"start": starts, "x": x})
+
+
+def batched_one_stream(cfg: Cfg, task: dict) -> pd.DataFrame:
+    starts = np.arange(cfg.n) + cfg.n * task["block"]
+    x = [np.random.default_rng([0, 1]).normal() for _ in starts]   # every start, one stream
+    return pd.DataFrame({"start": starts, "x": x})
+
+
+def rows_one_stream(cfg: Cfg, task: dict) -> list[dict]:
+    return [{"seed": s, "x": float(np.random.default_rng(task["w"]).normal())} for s in range(3)]
+
+
+def maybe_empty(cfg: Cfg, task: dict) -> list[dict]:
+    return [] if task["w"] == 2 else [{"y": task["w"]}]
+
+
+TASKS = [{"w": w, "seed": s} for w in (1, 2) for s in range(3)]
+
+
+@pytest.fixture(autouse=True)
+def _no_run(monkeypatch):
+    monkeypatch.setattr(chapter, "_RUN", [None])
+    invariants.reset()
+
+
+def _sweep(fn, tasks, name):
+    experiments.sweep(fn, tasks, config=Cfg(), name=name, cache=False, progress=False)
+    return invariants.records()[name]
+
+
+def test_distinct_seeds_pass_and_a_task_that_ignores_its_seed_trips(capsys):
+    rec = _sweep(seeded, TASKS, "inv_ok")
+    assert rec["draws"]["groups"] == 2 and rec["draws"]["collapsed"] == []
+    assert rec["grid"] == {"planned": 6, "distinct": 6, "kept": 6, "empty": 0,
+                           "duplicates": 0, "problems": []}
+    assert "[invariants]" not in capsys.readouterr().err
+    rec = _sweep(ignores_seed, TASKS, "inv_bad")
+    assert rec["draws"]["n_collapsed"] == 2, rec
+    assert "identical results" in rec["draws"]["collapsed"][0]
+    assert "[invariants] sweep inv_bad: distinct seeds give distinct draws: FAILS" \
+        in capsys.readouterr().err
+
+
+def test_rows_that_ignore_their_start_or_seed_trip():
+    assert _sweep(batched, [{"block": b} for b in range(2)], "inv_rows")["draws"]["collapsed"] == []
+    rec = _sweep(batched_one_stream, [{"block": b} for b in range(2)], "inv_rows_bad")
+    assert rec["draws"]["n_collapsed"] == 3, rec                # 2 blocks alike, 2 rows each
+    assert any("rows with start = 0 and start = 1" in c for c in rec["draws"]["collapsed"])
+    rec = _sweep(rows_one_stream, [{"w": 1}], "inv_list_bad")
+    assert rec["draws"]["n_collapsed"] == 1 and "seed" in rec["draws"]["collapsed"][0]
+
+
+def test_tasks_without_a_seed_are_not_compared():
+    rec = _sweep(deterministic, [{"w": w} for w in range(4)], "inv_det")
+    assert rec["draws"] == {"groups": 0, "rows": 0, "collapsed": [], "n_collapsed": 0}
+
+
+def test_a_grid_with_a_repeated_or_empty_point_is_named():
+    rec = _sweep(maybe_empty, [{"w": 1}, {"w": 2}, {"w": 3}, {"w": 1}], "inv_grid")["grid"]
+    assert (rec["planned"], rec["distinct"], rec["empty"], rec["duplicates"]) == (4, 3, 1, 1)
+    assert any("declared more than once" in p for p in rec["problems"])
+    assert any("{'w': 2} returned no row" in p for p in rec["problems"])
+
+
+def test_a_collapse_is_a_fail_identity_on_the_chapter_ledger(monkeypatch, tmp_path):
+    """With a chapter run in progress, the engine records the violation on its ledger (a
+    guard: kind identity, FAIL), and the ledger's report raises; the chapter wrote no
+    guard."""
+    ledger = claims.Ledger("gradient_flow", "smoke", results_dir=tmp_path)
+    monkeypatch.setattr(chapter, "_RUN", [ledger])
+    _sweep(seeded, TASKS, "inv_ok")
+    assert ledger.claims == {}                         # correct code: nothing added
+    _sweep(ignores_seed, TASKS, "inv_bad")
+    _sweep(ignores_seed, TASKS, "inv_bad")             # once per sweep and invariant
+    _sweep(maybe_empty, [{"w": 2}], "inv_grid")
+    c = ledger.claims["GF.engine.distinct_draws.inv_bad"]
+    assert (c.kind, c.verdict) == ("identity", "FAIL") and "identical results" in c.note
+    assert ledger.claims["GF.engine.grid.inv_grid"].verdict == "FAIL"
+    with pytest.raises(claims.ClaimFailed, match="GF.engine.distinct_draws.inv_bad"):
+        ledger.report(show=False)

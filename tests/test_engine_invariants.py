@@ -119,3 +119,62 @@ def test_a_collapse_is_a_fail_identity_on_the_chapter_ledger(monkeypatch, tmp_pa
     assert ledger.claims["GF.engine.grid.inv_grid"].verdict == "FAIL"
     with pytest.raises(claims.ClaimFailed, match="GF.engine.distinct_draws.inv_bad"):
         ledger.report(show=False)
+
+
+# --------------------------------------------------------------------------- arguments
+@dataclass(frozen=True)
+class HB:
+    scale: str = "smoke"
+    lr: float = 0.1
+    momentum: float = 0.9
+    steps: int = 5
+    seed: int = 0
+
+
+def heavy_ball(cfg: HB, task: dict) -> dict:
+    rng = np.random.default_rng([cfg.seed, task["stream"]])
+    x, v = rng.normal(size=3), np.zeros(3)
+    for _ in range(cfg.steps):
+        v = cfg.momentum * v - cfg.lr * x
+        x = x + v
+    return {"x": x}
+
+
+def heavy_ball_planted(cfg: HB, task: dict) -> dict:
+    rng = np.random.default_rng([cfg.seed, 0])      # the stream index dropped
+    x, v = rng.normal(size=3), np.zeros(3)
+    _ = cfg.momentum                                 # read, never used: plain GD
+    for _ in range(cfg.steps):
+        v = -cfg.lr * x
+        x = x + v
+    return {"x": x}
+
+
+def test_every_argument_of_a_task_changes_its_output_and_an_ignored_one_is_named():
+    ok = invariants.argument_effects(heavy_ball, HB(), {"stream": 3})
+    assert ok == {"moved": ["stream", "config.lr", "config.momentum", "config.seed",
+                            "config.steps"], "ignored": [], "unvaried": []}
+    bad = invariants.argument_effects(heavy_ball_planted, HB(), {"stream": 3})
+    assert bad["ignored"] == ["stream", "config.momentum"], bad
+
+
+def test_every_argument_of_the_prologues_tasks_changes_their_output():
+    """The prologue's two sweep tasks on a small Config: each task key and each Config
+    field the task reads moves its output (the last block, which ``n_seeds`` clips, moved
+    to the first, and its block size down, so that no block is empty; the dtype to
+    float32)."""
+    import dataclasses
+
+    from dltheory.gradient_flow import config as gf_config
+    from dltheory.gradient_flow import experiments as gf_exp
+
+    cfg = dataclasses.replace(gf_config.Config.for_scale("smoke"), k_max=20, n_tau=3,
+                              n_seeds=3, seeds_per_task=2)
+    alt = {"config.dtype": "float32", "block": 0, "config.seeds_per_task": 1}
+    drift = invariants.argument_effects(gf_exp.drift_task, cfg, {"block": 1}, alternatives=alt)
+    assert drift["ignored"] == [] and drift["unvaried"] == [], drift
+    assert {"block", "config.seed", "config.k_fixed", "config.init_noise"} <= set(drift["moved"])
+    flow = invariants.argument_effects(gf_exp.flow_error_task, cfg, {"tau": 0.01},
+                                       alternatives=alt)
+    assert flow["ignored"] == [] and flow["unvaried"] == [], flow
+    assert {"tau", "config.t_fixed", "config.seed"} <= set(flow["moved"])

@@ -220,3 +220,78 @@ def _surface(name: str, what: str, statement: str, detail: str) -> None:
             ledger.guard(cid, statement, False, detail)
         return
     print(f"[invariants] {statement}: FAILS ({detail})", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- arguments
+def _recording(config: Any) -> tuple[Any, set[str]]:
+    """A copy of a frozen dataclass ``config`` that records the names of the fields read
+    on it (also inside its own methods and properties)."""
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(config)}
+    read: set[str] = set()
+    base = type(config)
+
+    def __getattribute__(self, attr):
+        if attr in names:
+            read.add(attr)
+        return base.__getattribute__(self, attr)
+
+    cls = type(base.__name__, (base,), {"__getattribute__": __getattribute__,
+                                        "__module__": base.__module__})
+    copy = object.__new__(cls)
+    for n in names:
+        object.__setattr__(copy, n, getattr(config, n))
+    return copy, read
+
+
+def _moved(v: Any, alternatives: dict, name: str) -> tuple[bool, Any]:
+    """A value other than ``v`` for argument ``name``: ``alternatives[name]`` if given,
+    else an int + 1, a float * 1.25 (0.1 for 0), a bool negated; ``(False, None)`` when
+    none is known (a string, a tuple)."""
+    if name in alternatives:
+        return True, alternatives[name]
+    if isinstance(v, bool):
+        return True, not v
+    if _is_int(v):
+        return True, type(v)(v + 1)
+    if isinstance(v, float):
+        return True, v * 1.25 if v else 0.1
+    return False, None
+
+
+def argument_effects(fn: Any, config: Any, task: dict, *, alternatives: dict | None = None,
+                     config_fields: Any = "read", skip: Any = ()) -> dict:
+    """Whether each declared argument of a sweep task changes its output: every key of
+    ``task`` (the seed and stream index included) and the Config fields ``fn`` reads
+    (``config_fields="read"``: recorded while ``fn(config, task)`` runs, inside the
+    Config's own methods too; or an explicit list). Each is moved alone (``_moved``;
+    ``alternatives`` gives a value for a string, a tuple or any other), ``fn`` is run
+    again and its output compared by hash. Returns ``{"moved": [...], "ignored": [...],
+    "unvaried": [...]}``: ``ignored`` names the arguments whose change left the output
+    identical (an ignored knob: momentum never used, a seed index dropped from a stream
+    name), ``unvaried`` those without a known other value (or in ``skip``)."""
+    import dataclasses
+
+    alternatives = dict(alternatives or {})
+    if config_fields == "read":
+        rec, read = _recording(config)
+        base = _digest(fn(rec, dict(task)))
+        fields = sorted(read)
+    else:
+        base = _digest(fn(config, dict(task)))
+        fields = list(config_fields)
+    out: dict[str, list[str]] = {"moved": [], "ignored": [], "unvaried": []}
+    for where, name, value in ([("task", k, v) for k, v in task.items()]
+                               + [("config", f, getattr(config, f)) for f in fields]):
+        label = name if where == "task" else f"config.{name}"
+        ok, new = _moved(value, alternatives, label if label in alternatives else name)
+        if not ok or name in skip or label in skip:
+            out["unvaried"].append(label)
+            continue
+        if where == "task":
+            result = fn(config, {**task, name: new})
+        else:
+            result = fn(dataclasses.replace(config, **{name: new}), dict(task))
+        out["moved" if _digest(result) != base else "ignored"].append(label)
+    return out

@@ -31,18 +31,17 @@
 # $\alpha_2$ how fast the amplitudes fall (section 1). The learner is the simplest that shows
 # it: fixed random features $\phi = ux$ and a fitted linear readout.
 #
-# **What you should know first.** Least squares, ridge and the minimum-norm interpolant;
-# power laws on log-log axes; for section 9, that gradient descent on a quadratic diverges
-# once the step passes $2/\lambda_{\max}$ (the [prologue](00_gradient_flow.md) has the
-# discrete-time view). The symbols follow the [notation page](notation.md).
+# **What you should know first.** Least squares, ridge, the minimum-norm interpolant and
+# log-log power laws; for section 9, that GD on a quadratic diverges once the step passes
+# $2/\lambda_{\max}$ ([prologue](00_gradient_flow.md)). Symbols: [notation](notation.md).
 #
 # **What you will be able to do.** Compute the exact population loss of a random-feature
 # readout on sparse data without a test set (section 2); derive $\alpha_D$ from the number of
-# coordinates a data set covers (sections 4-5); place the double-descent peak at the
-# number of observed coordinates, not at $D$, and derive the loss just past it (section 6);
-# split a compute budget between model and data (section 8); predict how often fixed-step
-# gradient descent blows up on heavy-tailed sparse data (section 9). How the verdicts below
-# are reached: [How this book checks itself](checking.md).
+# coordinates a data set covers (sections 4-5); place the double-descent peak at the number
+# of observed coordinates, not at $D$, and derive the loss past it (section 6); split a
+# compute budget between model and data (section 8); predict how often fixed-step GD blows
+# up on heavy-tailed sparse data (section 9). How the verdicts below are reached: [How this
+# book checks itself](checking.md).
 
 # %% tags=["remove-cell"]
 # @title Install dltheory 0.1.0 in Colab { display-mode: "form" }
@@ -102,38 +101,19 @@ runtime.show(figures.headline(model_limited, data_limited, dense_limited, cfg),
 
 # %% [markdown]
 # *Sparse data pay for data at a slower rate than for model size.* Exact population losses
-# of sampled models (markers): against model size $N$ with infinite data, and against data
-# size $D$ with an infinite model, for sparse inputs and for dense Gaussian inputs with the
-# same covariance. The lines have the predicted slopes $-\alpha_N$ (dashed) and $-\alpha_D$
-# (dotted) of {eq}`ss-eq-law`; dense data follow the same curve in $D$ as in $N$.
+# (markers) against $N$ at infinite data and $D$ at infinite model size, for sparse and dense
+# Gaussian inputs of one covariance; slopes $-\alpha_N$ (dashed), $-\alpha_D$ (dotted).
 #
 # ```{admonition} What is the paper's, and what is this book's reconstruction
 # :class: note
-# Only the paper's abstract and a short summary of it were available. **The paper's**
-# (abstract and summary): coordinate $j$ of $x$ is active with probability
-# $p_j = j^{-(\alpha_1+1)}$; fixed random features $\phi = ux$, $u\in\mathbb R^{N\times M}$,
-# and a trained linear readout of the linear target $y = w^\top x$; the exponents
-# $\alpha_N = \alpha_1+\alpha_2+1$ and $\alpha_D = \alpha_N/(\alpha_1+1)$, the number of
-# learnable coordinates $K(D)\sim D^{1/(\alpha_1+1)}$ and the additive law
-# {eq}`ss-eq-law`; a double-descent peak where $N$ matches $K(D)$; the compute cost
-# $C\propto ND\min(N,D)$ with $N^*\sim C^{1/(\alpha_1+3)}$, $D^*\sim
-# C^{(\alpha_1+1)/(\alpha_1+3)}$ and an $\alpha_C$ that grows with $\alpha_1$; fixed-step
-# full-batch GD failing with probability $\sim D^{-\nu}$,
-# $\nu = (\alpha_1+\alpha_2+1)/(-\alpha_2-1)$ for $\alpha_2<-1$; with ReLU features the
-# asymmetry persists but is smaller; dense Gaussian baselines.
-#
-# **This book's reconstruction** (none of it should be attributed to the paper): the
-# amplitude law (the summary gives the *active* value's variance as
-# $j^{-\alpha_1-\alpha_2-2}$; read literally that contradicts the paper's own exponents,
-# so the book reads it as the second moment $\mathbb E x_j^2$, section 1); random-sign
-# amplitudes; the Gaussian prior on $w$ and on $u$; the estimators behind each plot (oracle
-# ridge, minimum-norm); the GD step rule; every prefactor; the exact loss formulas of
-# sections 2 and 6, the secular formula of section 9 and the ReLU loss estimator.
+# Only the paper's abstract and a short summary were available. **The paper's:** the
+# activation law $p_j = j^{-(\alpha_1+1)}$, random features $\phi = ux$ with a trained linear
+# readout of $y = w^\top x$, dense Gaussian baselines, and every statement marked *the
+# paper's* (Claims 1 to 7, with their exponents, $K(D)$ and the cost $C\propto ND\min(N,D)$).
+# **This book's reconstruction** (not the paper's): the amplitude law (section 1),
+# random-sign amplitudes, Gaussian $w$ and $u$, the estimators, the GD step rule, every
+# prefactor, the exact losses (sections 2, 6), the secular formula and the ReLU estimator.
 # ```
-#
-# The two knobs of the parameters cell above (folded) are the exponents of the data model,
-# on the domain $\alpha_1\in[0.25, 4]$, $-\alpha_1\le\alpha_2\le1$; every size and
-# prediction follows them, placed through the number of observed coordinates $K(D)$.
 #
 # ## 1. The data model
 #
@@ -146,31 +126,23 @@ runtime.show(figures.headline(model_limited, data_limited, dense_limited, cfg),
 # \Sigma = \mathbb E\,xx^\top = \operatorname{diag}(\lambda).
 # $$ (ss-eq-lambda)
 #
-# The paper's summary literally gives the *active* variance as $j^{-\alpha_1-\alpha_2-2}$;
-# that reading would make $\alpha_N = 2\alpha_1+\alpha_2+2$, contradicting its own
-# exponents, while the reading {eq}`ss-eq-lambda` reproduces all four ($\alpha_N$,
-# $\alpha_D$, $K(D)$ and $\nu$). **Intuition:** $\alpha_1$ decides how often a coordinate is
-# *seen*, $\alpha_2$ how much it *matters* when seen, and only their sum enters $\Sigma$.
-# The number of distinct coordinates seen in $D$ samples grows like Heaps' law: coordinate
-# $j$ is missed by all $D$ rows with probability $(1-p_j)^D$, so
+# The exponents are the knobs of the (folded) parameters cell, on $\alpha_1\in[0.25, 4]$,
+# $-\alpha_1\le\alpha_2\le1$; every size and prediction follows them. The summary literally
+# gives the *active* variance as $j^{-\alpha_1-\alpha_2-2}$, which would make $\alpha_N =
+# 2\alpha_1+\alpha_2+2$ against the paper's own exponents; {eq}`ss-eq-lambda` reproduces all
+# four ($\alpha_N$, $\alpha_D$, $K(D)$, $\nu$). **Intuition:** $\alpha_1$ decides how often a
+# coordinate is *seen*, $\alpha_2$ how much it *matters* when seen; only their sum enters
+# $\Sigma$. Coordinate $j$ is missed by all $D$ rows with probability $(1-p_j)^D$, so the
+# number of distinct coordinates seen grows like Heaps' law,
 #
 # $$
 # \mathbb E K(D) = \sum_j \big[1-(1-p_j)^D\big] \simeq
 # \Gamma\!\Big(\tfrac{\alpha_1}{\alpha_1+1}\Big)\,D^{1/(\alpha_1+1)}
 # $$ (ss-eq-heaps)
 #
-# (the sum is about the number of $j$ with $Dp_j\gtrsim1$, that is $j\lesssim
-# D^{1/(\alpha_1+1)}$; Exercise 1 gets the constant). The checks: the sampled second moments
-# agree with {eq}`ss-eq-lambda` within their binomial sampling error, and the sampled $K(D)$
-# agrees with the exact sum {eq}`ss-eq-heaps`; its approach to the asymptotic prefactor is a
-# derivation (the book's theory against its own limit).
-#
-# ```{admonition} How it is computed
-# :class: dropdown
-# The sampler is coordinate-major: it draws how many rows activate each coordinate, then
-# which ones, so a data set of $D$ rows costs about $D\sum_j p_j$ operations. The prefactor
-# is read off the exact sum where $K = 10^4$ coordinates have been seen.
-# ```
+# (about the number of $j$ with $Dp_j\gtrsim1$; Exercise 1). The checks: second moments
+# against {eq}`ss-eq-lambda` within their binomial error, $K(D)$ against the exact sum, and
+# its prefactor at $K = 10^4$ against the asymptote (a derivation).
 
 # %%
 data_model = experiments.data_model(cfg)
@@ -183,20 +155,19 @@ runtime.show(figures.data_model(data_model, cfg), "ss_data_model")
 checks.data_model(ledger, cfg, data_model, prefactors)
 
 # %% [markdown]
-# Left: most entries are zero and the rare coordinates (right of the panel) almost never
-# fire. Middle: the second moments follow the power law. Right: the number of observed
-# coordinates grows like $D^{1/(\alpha_1+1)}$, far slower than $D$ when $\alpha_1$ is large.
+# Left: most entries are zero and the rare coordinates (right) almost never fire. Middle:
+# the second moments follow the power law. Right: the number of observed coordinates grows
+# like $D^{1/(\alpha_1+1)}$, far slower than $D$ when $\alpha_1$ is large.
 #
 # ## 2. The exact population loss
 #
-# Features are $\phi = u x$ with a fixed Gaussian $u\in\mathbb R^{N\times M}$, the target is
-# $y = w^\top x$ with $w\sim\mathcal N(0,I_M)$ (a reconstruction, as in Maloney, Roberts and
-# Sully {cite}`maloney2022solvable`), and the readout $\theta$ is fitted by ridge or by
-# minimum-norm least squares on $D$ samples. Because $\Sigma$ is diagonal, the population
-# loss of any readout is $\ell = \sum_j\lambda_j(\beta_j-w_j)^2$ with $\beta = u^\top\theta$,
-# and its average over $w$ is a trace. Write $V = u_{:,\mathrm{obs}}$ for the columns of
-# observed coordinates; since $y = X_{\mathrm{obs}}w_{\mathrm{obs}}$, the fit is
-# $\theta = A\,w_{\mathrm{obs}}$ and
+# Features are $\phi = u x$ with a fixed Gaussian $u\in\mathbb R^{N\times M}$, the target
+# $y = w^\top x$ has $w\sim\mathcal N(0,I_M)$ (as in Maloney, Roberts and Sully
+# {cite}`maloney2022solvable`), and the readout $\theta$ is fitted by ridge or minimum-norm
+# least squares on $D$ samples. Any readout has population loss $\ell =
+# \sum_j\lambda_j(\beta_j-w_j)^2$, $\beta = u^\top\theta$; with $V = u_{:,\mathrm{obs}}$ and
+# $y = X_{\mathrm{obs}}w_{\mathrm{obs}}$ the fit is $\theta = A\,w_{\mathrm{obs}}$, and
+# averaging over $w$ gives a trace:
 #
 # $$
 # \begin{aligned}
@@ -215,23 +186,17 @@ checks.data_model(ledger, cfg, data_model, prefactors)
 # \sum_{j\ \mathrm{unobserved}}\lambda_j$.
 # ```
 #
-# *Proof.* $y = X_{\mathrm{obs}}w_{\mathrm{obs}}$, so the predictor is a function of
-# $w_{\mathrm{obs}}$ and $X$; the unobserved $w_j$ are independent of it with mean $0$,
-# so the cross terms in $\mathbb E_w\lambda_j(\beta_j - w_j)^2$ vanish and each unobserved
-# coordinate costs at least $\lambda_j\mathbb E w_j^2 = \lambda_j$. $\square$
-#
-# The data enter only through the Gram matrix $G = X_{\mathrm{obs}}^\top X_{\mathrm{obs}}
-# = LL^\top$ of the $K(D)$ observed coordinates: with $Z = L^\top V^\top = PsQ^\top$ every
-# ridge solution is $A = Q\,\mathrm{diag}(s/(s^2+\mu))\,P^\top L^\top$: one SVD of an
-# $r\times N$ matrix ($r=\operatorname{rank}X$) gives the whole ridge path.
+# *Proof.* The predictor is a function of $w_{\mathrm{obs}}$ and $X$; the unobserved $w_j$
+# are independent of it with mean $0$, so the cross terms in $\mathbb E_w\lambda_j(\beta_j -
+# w_j)^2$ vanish and each unobserved coordinate costs at least $\lambda_j$. $\square$
 #
 # ````{admonition} How it is computed
 # :class: dropdown
-# $r$ and $L$ come from the *column-equilibrated* Gram $C^{-1}GC^{-1}$,
-# $C = \operatorname{diag}(G_{kk})^{1/2}$: a coordinate seen once with a tiny amplitude is as
-# identifiable as a loud one, and a threshold on the eigenvalues of $G$ itself would drop
-# it. Two identities check the code: the reduced solver against brute-force least squares
-# on the explicit features, and the $w$-average against Monte Carlo. The ridge path:
+# The data enter only through the Gram matrix $G = X_{\mathrm{obs}}^\top X_{\mathrm{obs}}
+# = LL^\top$ of the $K(D)$ observed coordinates: with $Z = L^\top V^\top = PsQ^\top$ every
+# ridge solution is $A = Q\,\mathrm{diag}(s/(s^2+\mu))\,P^\top L^\top$, so one SVD of an
+# $r\times N$ matrix ($r=\operatorname{rank}X$, from the column-equilibrated Gram) gives the
+# whole ridge path; identities check it against brute-force least squares and Monte Carlo:
 #
 # ```{literalinclude} ../src/dltheory/sparse_scaling/linear.py
 # :pyobject: ridge_path
@@ -262,34 +227,24 @@ runtime.show(figures.decomposition(decomposition, cfg), "ss_decomposition")
 # **Intuition.** With unlimited data, $N$ random features capture roughly the $N$
 # largest-variance coordinates, so the loss is the tail $\sum_{j>N}\lambda_j\sim
 # N^{-(\alpha_1+\alpha_2+1)}$: when every coordinate is seen, sparsity is invisible.
-#
 # **Derivation.** At $D=\infty$ the best readout gives $\ell_\infty(N) =
-# \sum_j\lambda_j(1-P_{jj})$, where $P$ projects onto the row space of the scaled features
-# $u\Lambda^{1/2}$; it depends on $\Sigma$ only, so sparse and dense data share it. Its
-# deterministic equivalent (the standard random-projection result) is
+# \sum_j\lambda_j(1-P_{jj})$, $P$ the projector onto the row space of $u\Lambda^{1/2}$: it
+# depends on $\Sigma$ only, so sparse and dense data share it. Its deterministic equivalent
+# (the standard random-projection result; asymptotically, the sum becomes an integral) is
 #
 # $$
 # \begin{aligned}
 # &\sum_j\frac{\lambda_j}{\lambda_j+\kappa} = N,\qquad \ell_{DE}(N) = N\kappa \simeq
-# c_a^{a+1}N^{-a},\\ &a=\alpha_N,\qquad c_a=\frac{\pi/(a+1)}{\sin(\pi/(a+1))},
+# c_a^{a+1}N^{-a},\\ &a=\alpha_N,\qquad c_a=\frac{\pi/(a+1)}{\sin(\pi/(a+1))}.
 # \end{aligned}
 # $$ (ss-eq-de)
 #
-# where the asymptotic form replaces the sum by an integral over $j$.
-#
 # ```{admonition} How it is computed and fitted
 # :class: dropdown
-# The textbook form $\operatorname{tr}\Sigma-\operatorname{tr}(S^{-1}S_2)$ (with
-# $S=u\Sigma u^\top$) cancels catastrophically once the spectrum is steep: at
-# $\alpha_N\approx3$ and $N$ of a few hundred it is off by tens of percent. The book
-# computes $1-P_{jj}$ from one Householder QR of the row-sorted $\Lambda^{1/2}u^\top$,
-# reading the large-leverage rows directly off the orthogonal complement; property tests
-# check it against 80-digit arithmetic to $10^{-6}$ over the whole domain.
-#
-# **Fitting protocol (all exponents in this chapter).** OLS of $\log\ell$ on $\log N$ (or
-# $\log D$) over a window fixed by the Config; the interval is a percentile bootstrap over
-# seeds (resample seeds, average, refit); the exact finite-size theory is fitted over the
-# same window, and the local slope is always shown.
+# $1-P_{jj}$ comes from one Householder QR (`complement_leverage`; the textbook trace form
+# cancels catastrophically on steep spectra). Every exponent here is an OLS slope of
+# $\log\ell$ on $\log N$ (or $\log D$) over a window fixed by the Config, with a percentile
+# bootstrap over seeds, beside the exact theory fitted on the same window.
 # ```
 
 # %%
@@ -300,8 +255,7 @@ runtime.show(figures.alpha_n(model_limited, alpha_n_fit, cfg), "ss_alpha_N")
 
 # %% [markdown]
 # Markers: the sampled model-limited loss; dashed: the deterministic equivalent, whose local
-# slope approaches $\alpha_N = \alpha_1+\alpha_2+1$ from below. Sparsity is invisible here,
-# as the paper says, because $\ell_\infty$ sees only $\Sigma$.
+# slope approaches $\alpha_N$ from below. Sparsity is invisible here, as the paper says.
 #
 # ## 4. The data-limited exponent $\alpha_D$ and the never-seen floor
 #
@@ -313,45 +267,35 @@ runtime.show(figures.alpha_n(model_limited, alpha_n_fit, cfg), "ss_alpha_N")
 # $K(D)\sim D^{1/(\alpha_1+1)}$ coordinates they contain.
 # ```
 #
-# **Intuition.** An infinite model identifies every coordinate it has seen, and learns
-# nothing about the others ({ref}`Proposition 1 <ss-thm-floor>`). So the loss is the variance of
-# the unseen coordinates, and $D$ samples see coordinates only up to
-# $j\sim K(D)\sim D^{1/(\alpha_1+1)}$: the loss is the tail $\sum_{j>K(D)}\lambda_j\sim
+# **Intuition.** An infinite model identifies every coordinate it has seen and learns
+# nothing about the others ({ref}`Proposition 1 <ss-thm-floor>`), and $D$ samples see
+# coordinates only up to $j\sim K(D)$: the loss is the tail $\sum_{j>K(D)}\lambda_j\sim
 # K(D)^{-\alpha_N} = D^{-\alpha_N/(\alpha_1+1)}$. Data buy coordinates at a sublinear rate,
-# features do not.
-#
-# **Derivation.** At $N=\infty$ the min-norm predictor is the projection of $w$ on the row
-# space of $X$, so $\mathbb E_w\ell = T_{\mathrm{obs}}(D) +
-# \sum_{k\,\mathrm{obs}}\lambda_k(1-P_{kk})$. The second term (coordinates seen but not
-# identifiable) is small in the sparse regime; the first has the exact expectation
+# features do not. **Derivation.** At $N=\infty$ the min-norm predictor projects $w$ on the
+# row space of $X$: $\mathbb E_w\ell = T_{\mathrm{obs}}(D) +
+# \sum_{k\,\mathrm{obs}}\lambda_k(1-P_{kk})$, whose second term (seen, not identifiable) is
+# small when data are sparse; the first has the exact expectation
 #
 # $$
 # \mathbb E\,T(D) = \sum_j\lambda_j(1-p_j)^D \simeq \frac{\Gamma(\alpha_D)}{\alpha_1+1}\,D^{-\alpha_D},
 # \qquad \alpha_D = \frac{\alpha_1+\alpha_2+1}{\alpha_1+1}
 # $$ (ss-eq-floor)
 #
-# (substitute $t = Dj^{-(\alpha_1+1)}$: Exercise 1). For $\alpha_2=-1$ (binary features,
-# $\lambda_j=p_j$) this sum is Hutter's learning curve for a memorising learner on
-# Zipf-distributed features {cite}`hutter2021learning` ($\beta=\alpha/(1+\alpha)$), and the
-# pair $(\alpha_N,\alpha_D) = (\alpha_1, \alpha_1/(\alpha_1+1))$ is the quantization model of
-# Michaud et al. {cite}`michaud2023quantization`; the paper's model can be read as that
-# picture with amplitudes (the book's reading, not a statement of the paper).
+# (Exercise 1). For $\alpha_2=-1$ ($\lambda_j=p_j$) this is Hutter's learning curve of a
+# memorising learner on Zipf features {cite}`hutter2021learning`, and $(\alpha_1,
+# \alpha_1/(\alpha_1+1))$ the quantization model's exponents {cite}`michaud2023quantization`:
+# the paper's model reads as that picture with amplitudes (the book's reading).
 #
-# **The experiment.** The evidence is the sampled $N=\infty$ loss, fitted on the largest
-# data sets the scale allows and compared with the exact slope of {eq}`ss-eq-floor` on the
-# *same* window, and with the asymptotic $\alpha_D$ only when that window is asymptotic
-# ($K\ge20$) and sparse ($K\le0.3D$); the slope of the exact sum itself, fitted where $K(D)$
-# runs from 300 to 3000, and its prefactor are derivations.
+# **The experiment.** The sampled $N=\infty$ loss on the largest data sets the scale allows
+# is compared with the exact slope of {eq}`ss-eq-floor` on the *same* window, and with
+# $\alpha_D$ where that window is asymptotic ($K\ge20$) and sparse ($K\le0.3D$); the exact
+# sum's slope (for $K$ from 300 to 3000) and prefactor are derivations.
 #
 # ```{admonition} How it is computed: windows, draws and tolerance
 # :class: dropdown
-# Where no window fits the scale's limits on $D$ (sampling is $O(D)$) and on $K$ (a
-# $K\times K$ Gram), the claim is INCONCLUSIVE with the $D$ it would need, from
-# $\mathbb E K(D)$. The noise is known exactly: coordinates are activated independently, so $\operatorname{Var}T(D) = \sum_j\lambda_j^2q_j(1-q_j)$ with
-# $q_j = (1-p_j)^D$. That variance sets how many data sets are drawn (more where a few
-# coordinates carry the floor, as for steep $\lambda_j$) and the tolerance, 3.5 standard
-# deviations of the fitted slope (the rule is on [How this book checks
-# itself](checking.md)).
+# With no window inside the scale's limits the claim is INCONCLUSIVE, naming the $D$ it
+# would need. The exact variance $\operatorname{Var}T(D) = \sum_j\lambda_j^2q_j(1-q_j)$,
+# $q_j = (1-p_j)^D$, sets the draws and the tolerance (3.5 standard deviations).
 # ```
 
 # %%
@@ -361,46 +305,39 @@ alpha_d_fit = checks.alpha_d(ledger, cfg, data_limited, prefactors)
 runtime.show(figures.alpha_d(data_limited, alpha_d_fit, cfg), "ss_alpha_D")
 
 # %% [markdown]
-# The sampled $N=\infty$ loss is essentially the never-seen floor: coordinates that appear
-# in the data are identified, and those that do not carry loss $\lambda_jw_j^2$ no matter
-# how large the model is.
+# The sampled $N=\infty$ loss is essentially the never-seen floor: seen coordinates are
+# identified, and unseen ones cost $\lambda_jw_j^2$ however large the model.
 #
 # ## 5. The asymmetry, and the dense baseline
 #
-# A dense Gaussian input with the same $\Sigma$ (the Maloney–Roberts–Sully model) has the
-# same $\ell_\infty(N)$, and with $D$ dense samples the projection onto their span learns a
-# $D$-dimensional subspace, so its data exponent equals $\alpha_N$ (the resolution-limited
-# duality of Bahri et al. {cite}`bahri2024explaining`). In this linear model the duality is
-# exact: dense data $X = G\Lambda^{1/2}$ and random features $u\Lambda^{1/2}$ are the *same*
-# random projection, so the dense check is an identity. For sparse data the ratio
-# $\alpha_N/\alpha_D = \alpha_1+1$ of {eq}`ss-eq-law` follows from the two fitted exponents
-# (its check is implied by theirs, an identity); it is compared with the ratio of the two
-# finite-window theory slopes.
+# Dense Gaussian data with the same $\Sigma$ (the Maloney–Roberts–Sully model) have the same
+# $\ell_\infty(N)$, and $D$ dense samples span a $D$-dimensional subspace, so their data
+# exponent is $\alpha_N$ too (the resolution-limited duality of Bahri et al.
+# {cite}`bahri2024explaining`), here exactly: dense data $X = G\Lambda^{1/2}$ and features
+# $u\Lambda^{1/2}$ are the *same* random projection, so the dense check is an identity. For
+# sparse data the ratio $\alpha_N/\alpha_D = \alpha_1+1$ of {eq}`ss-eq-law` follows from the
+# fitted exponents (an identity given theirs), beside the theory slopes' ratio: as the
+# headline figure shows, sparse data pay $\alpha_N$ in $N$ but $\alpha_N/(\alpha_1+1)$ in
+# $D$, dense data $\alpha_N$ in both.
 
 # %%
 asymmetry = checks.asymmetry(ledger, cfg, alpha_n_fit, alpha_d_fit,
                              dense_limited)
 
 # %% [markdown]
-# The figure at the top of the chapter puts the three sampled curves together: sparse data
-# pay for model size at rate $\alpha_N$ but for data only at rate $\alpha_N/(\alpha_1+1)$;
-# dense data pay the same rate for both.
-#
 # ## 6. Double descent at $N = K(D)$
 #
 # (ss-thm-peak)=
 # ```{admonition} Claim 3 (the interpolation peak; the paper's)
 # :class: important
-# The ridgeless loss peaks where the number of features $N$ matches the number of
-# learnable (observed) coordinates $K(D)$, so the peak moves like $D^{1/(\alpha_1+1)}$, not
-# like $D$.
+# The ridgeless loss peaks where the number of features $N$ matches the number $K(D)$ of
+# learnable (observed) coordinates, so the peak moves like $D^{1/(\alpha_1+1)}$, not $D$.
 # ```
 #
 # **Intuition.** Ridgeless least squares interpolates once $N$ exceeds the number of
-# independent equations. For sparse data the $D$ rows constrain only the $K(D)$ observed
-# coordinates, so that number is $r = \operatorname{rank}X \approx K(D)$, not $D$; at
-# $N = r$ the system is square and the fit's norm blows up. Just above the peak the loss
-# has a closed form (the book's derivation):
+# independent equations: for sparse data $r = \operatorname{rank}X \approx K(D)$ (rows
+# constrain only observed coordinates), not $D$. At $N = r$ the system is square and the
+# fit's norm blows up; past it the loss has a closed form (the book's):
 #
 # (ss-thm-overparam)=
 # ```{admonition} Proposition 2 (the over-parameterised branch)
@@ -416,47 +353,36 @@ asymmetry = checks.asymmetry(ledger, cfg, alpha_n_fit, alpha_d_fit,
 #
 # ```{admonition} Derivation: the inverse-Wishart step
 # :class: dropdown
-# 1. *Interpolation fixes the observed coordinates.* With $y = X_{\mathrm{obs}}
-#    w_{\mathrm{obs}}$ and $\Phi = X_{\mathrm{obs}}V^\top$, the equations $\Phi\theta = y$
-#    read $X_{\mathrm{obs}}(V^\top\theta - w_{\mathrm{obs}}) = 0$; full column rank turns
-#    them into $V^\top\theta = w_{\mathrm{obs}}$: $K$ equations in $N > K$ unknowns.
-# 2. *The minimum-norm solution* is $\theta = V(V^\top V)^{-1}w_{\mathrm{obs}}$, so
-#    $\beta_{\mathrm{obs}} = V^\top\theta = w_{\mathrm{obs}}$: the observed error in
-#    {eq}`ss-eq-decomp` is zero.
-# 3. *Leakage.* For an unobserved $j$, $\beta_j = u_j^\top\theta$ with $u_j$ independent of
-#    $V$ and $w$, so $\mathbb E[\beta_j^2\mid\theta] = \lVert\theta\rVert^2$ and, $w_j$ being
-#    independent of $\beta_j$, $\mathbb E\lambda_j(\beta_j - w_j)^2 =
-#    \lambda_j(1+\mathbb E\lVert\theta\rVert^2)$.
-# 4. *Inverse Wishart.* $\lVert\theta\rVert^2 = w_{\mathrm{obs}}^\top(V^\top V)^{-1}
-#    w_{\mathrm{obs}}$, and $W = V^\top V$ is Wishart with $N$ degrees of freedom in
-#    dimension $r$, whose inverse has mean $I_r/(N-r-1)$ for $N > r+1$. Averaging over
-#    $w_{\mathrm{obs}}\sim\mathcal N(0, I)$ gives $\mathbb E\lVert\theta\rVert^2 =
-#    \operatorname{tr}\mathbb E W^{-1} = r/(N-r-1)$.
-# 5. *Sum* over the unobserved $j$: $T_{\mathrm{obs}}(1 + \tfrac{r}{N-r-1}) =
-#    T_{\mathrm{obs}}\tfrac{N-1}{N-r-1}$. It diverges as $N\downarrow r+1$ (the peak) and
-#    tends to the floor as $N\to\infty$. If $r < K$, step 1 fails (some observed
-#    coordinates are not identified and the observed error is not zero), and the code
-#    refuses to evaluate the formula there.
+# 1. *Interpolation.* With $\Phi = X_{\mathrm{obs}}V^\top$, $\Phi\theta = y$ reads
+#    $X_{\mathrm{obs}}(V^\top\theta - w_{\mathrm{obs}}) = 0$; full column rank makes it
+#    $V^\top\theta = w_{\mathrm{obs}}$: $K$ equations, $N > K$ unknowns.
+# 2. *Minimum norm:* $\theta = V(V^\top V)^{-1}w_{\mathrm{obs}}$, so $\beta_{\mathrm{obs}} =
+#    w_{\mathrm{obs}}$ and the observed error in {eq}`ss-eq-decomp` is 0.
+# 3. *Leakage.* For unobserved $j$, $\beta_j = u_j^\top\theta$ with $u_j$ independent of $V$
+#    and $w$, so $\mathbb E[\beta_j^2\mid\theta] = \|\theta\|^2$ and
+#    $\mathbb E\lambda_j(\beta_j - w_j)^2 = \lambda_j(1+\mathbb E\|\theta\|^2)$.
+# 4. *Inverse Wishart.* $W = V^\top V$ is Wishart ($N$ degrees of freedom, dimension $r$),
+#    $\mathbb E W^{-1} = I_r/(N-r-1)$ for $N > r+1$, so $\mathbb E\|\theta\|^2 =
+#    \mathbb E\,w_{\mathrm{obs}}^\top W^{-1}w_{\mathrm{obs}} = r/(N-r-1)$.
+# 5. *Sum* over unobserved $j$: $T_{\mathrm{obs}}(1 + \tfrac{r}{N-r-1}) =
+#    T_{\mathrm{obs}}\tfrac{N-1}{N-r-1}$, infinite at $N = r+1$ (the peak), the floor as
+#    $N\to\infty$. If $r < K$ (two observed coordinates only ever in the same row have
+#    proportional columns) the data fix only a combination of their $w_j$ and step 1 fails:
+#    the check keeps data sets with $r = K$, and `overparam_loss` refuses $r < K$.
 # ```
 #
-# **The experiment.** The peak is located as the argmax of
-# $\ell_{\text{ridgeless}}/\ell_{\text{oracle ridge}}$ (the oracle ridge removes the
-# variance blow-up), which is tuning-free; peak *heights* depend on the grid and are not
-# asserted. {eq}`ss-eq-overparam` is checked where an error in it is visible: just above the
-# peak, $N = r+1+m$ with $m\in\{6, 8, 12\}$, where an off-by-one in $N-r-1$ moves the
-# prediction by $1/(m+1)$ (Exercise 3), on many independent small data sets.
+# **The experiment.** The peak is the argmax of the tuning-free ratio
+# $\ell_{\text{ridgeless}}/\ell_{\text{oracle ridge}}$ (the oracle ridge has no variance
+# blow-up); heights depend on the grid and are not asserted. {eq}`ss-eq-overparam` is checked
+# on many small data sets ($\mathbb E K = 8$) at $N = r+1+m$, $m\in\{6, 8, 12\}$, just above
+# the peak, where an off-by-one in $N-r-1$ shows (Exercise 3).
 #
-# ```{admonition} How it is computed: the two-phase peak estimate and the tolerances
+# ```{admonition} How it is computed: the peak estimate and the tolerances
 # :class: dropdown
-# The mean peak at each $D$ is the mean rank over many (cheap) data sets times the mean
-# ratio $N_{\text{peak}}/\operatorname{rank}X$ over a few (expensive) full $N$ sweeps; its
-# slope is compared with that of $\mathbb E K(D)$, with a tolerance of 3.5 standard
-# deviations from the exact variance of $K(D)$ and the measured spread of that ratio. For nearly dense data
-# ($K(D) > 0.3D$, small $\alpha_1$ at affordable $D$) the rank is limited by $D$ instead,
-# and the claims about $K(D)$ are not checked. The over-parameterised branch uses data sets
-# with $\mathbb E K = 8$ observed coordinates (those with $r < K$ are left out, as the
-# formula needs them); its tolerance is 3.5 standard errors of the mean ratio, from the
-# spread of the draws in the same run.
+# The mean peak is the mean rank of many cheap data sets times the mean
+# $N_{\text{peak}}/\operatorname{rank}X$ of a few full $N$ sweeps; it and the branch are held
+# to 3.5 standard deviations. Nearly dense data ($K(D) > 0.3D$) are rank-limited by $D$,
+# and the claims about $K(D)$ are not checked there.
 # ```
 
 # %%
@@ -473,12 +399,9 @@ runtime.show(figures.double_descent(double_descent, cfg), "ss_double_descent")
 # like $K(D)$ and sits on the rank of $X$ (dotted); for dense data it sits at $N = D$.
 #
 # ```{dropdown} Why the dense peak needs care at large $\alpha_N$
-# With a steep spectrum the blow-up at $N = D$ is a small bump on a steep slope. (i) The
-# oracle ridge must regularise below the design's smallest squared singular value, about
-# $D^{-(\alpha_N+3)}$ of the mean, so the dense peak uses penalties down to $10^{-18}$.
-# (ii) The min-norm fit drops singular values below $10^{-10}$ of the largest, so only $D$
-# with $D^{-(\alpha_N+3)/2}\ge10^{-9}$ are used, and none below $D = 8$ (one step of the
-# integer $N$ grid). (iii) The peak is that of the mean over at least $96/D$ data sets.
+# On a steep spectrum the blow-up at $N = D$ is a small bump on a steep slope: the smallest
+# squared singular value is about $D^{-(\alpha_N+3)}$ of the mean, so the oracle ridge goes
+# down to $10^{-18}$, and only $D\ge8$ with $D^{-(\alpha_N+3)/2}\ge10^{-9}$ are used.
 # ```
 #
 # ## 7. The combined law
@@ -490,37 +413,28 @@ runtime.show(figures.double_descent(double_descent, cfg), "ss_double_descent")
 # and the data-limited terms.
 # ```
 #
-# **Intuition.** The observed coordinates are learned as well as $N$ features allow (the
-# model-limited term) and the never-seen ones cost their variance (the floor); the two
-# losses sit on (mostly) different coordinates, so they add. Where they are comparable,
-# $N\approx K(D)$, the fit is also near its interpolation threshold, and the sum is only
-# approximate.
+# **Intuition.** The observed coordinates are learned as well as $N$ features allow and the
+# never-seen ones cost their variance: the two losses sit on (mostly) different coordinates,
+# so they add, except near $N\approx K(D)$, the interpolation threshold.
 #
-# **The experiment.** On an $(N,D)$ grid of oracle-ridge losses (the learner sees only $X$
-# and $y$; the ridge is tuned on the population loss) we fit $\ell = AN^{-a} + BD^{-b}$ by
-# least squares on $\log\ell$ (Chinchilla's "approach 3" {cite}`hoffmann2022training`),
-# leaving out the smallest $N$ and $D$ and the points within 25% of the peak $N = r$. The
-# predictions for $a$ and $b$ are the same fit of the finite-size theory surface
-# $\ell_{DE}(N) + \mathbb E T(D)$, {eq}`ss-eq-de` plus {eq}`ss-eq-floor`, on the same
-# points. The fitted $b$ is the hard test; $a$ is soft, since $\alpha_N$ is tested hard on
-# $\ell_\infty(N)$ in section 3.
-#
-# **Where the additive law is off, and by how much.** The fitted $a$ can miss the theory's
-# for two measured reasons, which the run separates. (i) The grid's feature draws have an
-# $\ell_\infty(N)$ that is not $\ell_{DE}(N)$ at small $N$ (section 3's level offset): the
-# fit of $\ell_\infty(N) + \mathbb E T(D)$ isolates it. (ii) The *finite-$D$ interaction*
-# $\ell - \ell_\infty(N) - \mathbb E T(D)$: near $N\approx K(D)$ a ridge fit on few observed
-# coordinates pays a leakage and an estimation error that neither one-variable term holds.
+# **The experiment.** On an $(N,D)$ grid of oracle-ridge losses (ridge tuned on the
+# population loss) we fit $\ell = AN^{-a} + BD^{-b}$ by least squares on $\log\ell$
+# (Chinchilla's "approach 3" {cite}`hoffmann2022training`), leaving out the smallest $N$
+# and $D$ and points within 25% of the peak $N = r$; the predictions are the same fit of the
+# theory surface $\ell_{DE}(N) + \mathbb E T(D)$ ({eq}`ss-eq-de` plus {eq}`ss-eq-floor`).
+# The fitted $b$ is the hard test; $a$ is soft, as section 3 tests $\alpha_N$ hard. The
+# fitted $a$ can miss the theory's for two measured reasons, which the run separates: (i)
+# the grid's feature draws have an $\ell_\infty(N)$ off $\ell_{DE}(N)$ at small $N$
+# (section 3's offset), isolated by a fit of $\ell_\infty(N) + \mathbb E T(D)$; (ii) the
+# *finite-$D$ interaction* $\ell - \ell_\infty(N) - \mathbb E T(D)$: near $N\approx K(D)$ a
+# ridge fit on few observed coordinates pays a leakage and an estimation error.
 #
 # ```{admonition} How it is computed: grid, draws, tolerance, the Bayes readout
 # :class: dropdown
-# Along $D$ the noise is that of the never-seen floor, whose variance is known exactly; the
-# number of feature draws and the tolerance on $b$ (3.5 standard deviations of the mean)
-# follow it. The grid needs $K(D_{\max})\ge48$ and sparse data. The *Bayes readout* (the
-# posterior mean, which knows $w_{\mathrm{obs}}$ exactly and keeps the prior mean $0$ for
-# the never-seen $w_j$) gives a cleaner surface, $T_{\mathrm{obs}}(D) +
-# \sum_{k\,\mathrm{obs}}\lambda_k(1-P_{kk})$; it depends on the data only through *which*
-# coordinates were observed, so its $b$ re-measures the floor exponent (a soft check).
+# The floor's exact variance sets the feature draws and the tolerance on $b$ (3.5 standard
+# deviations); the grid needs $K(D_{\max})\ge48$ and sparse data. The *Bayes readout*
+# (exact on $w_{\mathrm{obs}}$, $0$ on the unseen $w_j$) has loss $T_{\mathrm{obs}}(D) +
+# \sum_{k\,\mathrm{obs}}\lambda_k(1-P_{kk})$: its $b$ re-measures the floor (soft).
 # ```
 
 # %%
@@ -534,12 +448,9 @@ if grid is not None:
     runtime.display(checks.interaction_fits(law))
 
 # %% [markdown]
-# Left: markers are the oracle-ridge grid, dashed lines the fitted two-term law, thin lines
-# the Bayes-readout losses at the same $N$. Right: the finite-$D$ interaction, the share of
-# the loss that neither $\ell_\infty(N)$ nor $\mathbb E T(D)$ accounts for, against
-# $N/\mathbb E K(D)$, with the crossover $N = \mathbb E K(D)$ dotted. The tables give it by
-# band, and the fitted $a$ of the sampled surface, of $\ell_\infty(N)+\mathbb E T(D)$ (the
-# feature draws' offset) and of the theory surface; the verdict's note says the same.
+# Left: the oracle-ridge grid (markers), the fitted two-term law (dashed), Bayes-readout
+# losses (thin). Right: the interaction's share of the loss against $N/\mathbb E K(D)$. The
+# tables give it by band, and the fitted $a$ of the three surfaces.
 #
 # ## 8. The compute-optimal frontier
 #
@@ -558,18 +469,10 @@ if grid is not None:
 #
 # **Derivation.** Since $N^*\ll D^*$ the cost is $C = N^2D$; minimising $AN^{-a} + BD^{-b}$
 # along it gives $N^*\propto C^{b/(a+2b)}$ (Exercise 2), and $a=\alpha_N$, $b=\alpha_D$ give
-# {eq}`ss-eq-frontier`. The paper's cost is nominal: the cost of a dense least-squares solve
-# (the reduced solver here is far cheaper), a modelling assumption, not a timing. The
-# frontier of the exact finite-size envelope $\ell_{DE}(N) + \mathbb E T(D)$ against the
-# closed forms compares theory with theory: these are derivations (the evidence for the
-# frontier is the sampled surface of section 7, whose fitted $a$ and $b$ fix it).
-#
-# ```{admonition} How it is computed: the window of $N^*$
-# :class: dropdown
-# The closed form assumes $N^*\ll D^*$; since the frontier hugs $N = K(D)$, the window of
-# $N^*$ starts where the Heaps law gives $D(K{=}N)/N\ge5$, decided from the inputs, and
-# where that needs $N^* > 256$ (small $\alpha_1$) the exponents are not derived.
-# ```
+# {eq}`ss-eq-frontier`. The cost is nominal (a dense least-squares solve), a modelling
+# assumption. The exact envelope $\ell_{DE}(N) + \mathbb E T(D)$'s frontier against the
+# closed forms is a derivation, where Heaps' law gives $D(K{=}N)/N\ge5$ (skipped if that
+# needs $N^*>256$); the evidence is section 7's surface, whose $a$ and $b$ fix the frontier.
 
 # %%
 envelope = experiments.envelope(cfg)
@@ -586,13 +489,13 @@ runtime.show(figures.frontier(envelope, frontier_fit, cfg), "ss_frontier")
 #
 # ### 8.1 How $\alpha_C$ depends on $\alpha_1$
 #
-# The paper's summary says the compute exponent grows with $\alpha_1$. That holds at fixed
-# $\alpha_2$ (then $\alpha_N$ grows with $\alpha_1$, and $\alpha_C =
-# (\alpha_1+\alpha_2+1)/(\alpha_1+3)$ increases iff $\alpha_2<2$); at fixed $\alpha_N$ it
-# decreases instead. The sampled test is in the setting the summary states, $\alpha_2$ held
-# fixed: the oracle-ridge surface of section 7 is simulated again at $\alpha_1 + 1$, and
-# $\alpha_C = ab/(a+2b)$ is read off both fitted laws; the predicted increase is the same
-# computation on the theory surfaces of the same grids.
+# The summary says $\alpha_C$ grows with $\alpha_1$: true at fixed $\alpha_2$
+# ($\alpha_C = (\alpha_1+\alpha_2+1)/(\alpha_1+3)$ increases iff $\alpha_2<2$), false at
+# fixed $\alpha_N$. The sampled test holds $\alpha_2$, as the summary does: section 7's
+# surface is simulated again at $\alpha_1 + 1$ and $\alpha_C = ab/(a+2b)$ read off both
+# fitted laws, against the same on the theory surfaces. The sweep after it evaluates both
+# settings on the exact finite-size curves (theory, not samples); at fixed $\alpha_N$ it
+# also shows $\alpha_N/\alpha_D$ tracking $\alpha_1+1$.
 
 # %%
 cfg_hi = experiments.alpha_c_partner(cfg)
@@ -600,13 +503,6 @@ grid_hi = experiments.combined_grid(cfg_hi) if cfg_hi is not None else None
 alpha_c_table = checks.alpha_c_sampled(ledger, cfg, law, cfg_hi, grid_hi)
 if alpha_c_table is not None:
     runtime.display(alpha_c_table)
-
-# %% [markdown]
-# The sweep below evaluates both settings from the exact finite-size curves (theory, not
-# samples), with the held quantity named in the table; at fixed $\alpha_N$ it also shows the
-# ratio $\alpha_N/\alpha_D$ tracking $\alpha_1+1$.
-
-# %%
 alpha1_sweep = experiments.alpha1_sweep(cfg)
 checks.alpha_c(ledger, cfg, alpha1_sweep)
 runtime.display(alpha1_sweep.round(3))
@@ -626,16 +522,15 @@ runtime.display(alpha1_sweep.round(3))
 # ```
 #
 # **The setting (reconstructed).** Full-batch GD on $L(\theta) =
-# \frac1{2D}\|\Phi\theta-y\|^2$ with a step fixed from the *population* Hessian,
-# $\eta = 1.5/\lambda_{\max}(u\Sigma u^\top)$, diverges iff
-# $\eta\lambda_{\max}(\Phi^\top\Phi/D) > 2$ (an identity, shown with explicit runs). The
-# section runs at $(\alpha_1, \alpha_2) = (3, -3)$, $\nu = 1/2$; a control at
-# $\alpha_2 = -0.5$ has no spikes and must never fail.
+# \frac1{2D}\|\Phi\theta-y\|^2$ with the step $\eta = 1.5/\lambda_{\max}(u\Sigma u^\top)$ of
+# the *population* Hessian diverges iff $\eta\lambda_{\max}(\Phi^\top\Phi/D) > 2$ (an
+# identity, shown with explicit runs); here $(\alpha_1, \alpha_2) = (3, -3)$, $\nu = 1/2$,
+# and a control at $\alpha_2 = -0.5$ has no spikes and must never fail.
 #
-# **Intuition and derivation (the book's).** For $\alpha_2<-1$ the active amplitude
-# $s_j^2 = j^{-\alpha_2-1}$ *grows* with $j$: a rare coordinate that appears once adds a
-# spike $s_j^2\|u_j\|^2/D$ to the Hessian, which exceeds $2/\eta$ when
-# $j > j^*(D)\propto D^{1/(-\alpha_2-1)}$. The chance that some such coordinate appears is
+# **Intuition and derivation (the book's).** For $\alpha_2<-1$ the active amplitude $s_j^2 =
+# j^{-\alpha_2-1}$ *grows* with $j$: a rare coordinate that appears once adds a spike
+# $s_j^2\|u_j\|^2/D$ to the Hessian, above $2/\eta$ when $j > j^*(D)\propto
+# D^{1/(-\alpha_2-1)}$. The chance that some such coordinate appears is
 #
 # $$
 # P_{\text{fail}}(D) \approx 1-\exp\Big(-D\sum_{j>j^*(D)}p_j\Big) \propto D\,j^{*-\alpha_1}
@@ -643,37 +538,28 @@ runtime.display(alpha1_sweep.round(3))
 # $$ (ss-eq-pfail)
 #
 # a larger data set is more likely to contain a spike, but each spike is diluted by $1/D$.
-# As $D$ grows the sample Hessian tends to the population one, $B = u\Sigma u^\top$, and the
-# cross terms of a rare row are $O(D^{-1/2})$. One spike makes GD fail iff
-# $\lambda_{\max}\big(B + \tfrac{s_j^2}{D}u_ju_j^\top\big) > 2/\eta$, which by the rank-one
-# secular equation is $s_j^2 g_j > D$ with $g_j = u_j^\top(2/\eta - B)^{-1}u_j$. So
+# As $D$ grows the sample Hessian tends to $B = u\Sigma u^\top$ (a rare row's cross terms are
+# $O(D^{-1/2})$), so one spike makes GD fail iff $\lambda_{\max}\big(B +
+# \tfrac{s_j^2}{D}u_ju_j^\top\big) > 2/\eta$, by the rank-one secular equation iff
+# $s_j^2 g_j > D$, $g_j = u_j^\top(2/\eta - B)^{-1}u_j$. So
 #
 # $$
 # P_{\text{fail}}(D) \;\to\; 1-\exp\Big(-D\sum_j p_j\,\mathbf 1[s_j^2 g_j > D]\Big).
 # $$ (ss-eq-secular)
 #
-# Averaged over feature draws its slope approaches $-\nu$ from $D = 10^3$ on; it is the
-# dashed curve below, and a soft claim that it predicts $P_{\text{fail}}$ itself.
+# Averaged over feature draws its slope approaches $-\nu$ from $D = 10^3$ on (the dashed
+# curve below; a soft claim that it predicts $P_{\text{fail}}$ itself). The table under the
+# figure gives the sampler's strata ($P(A)$, $f_{\text{in}}$, $f_{\text{out}}$) and
+# {eq}`ss-eq-secular` beside the sampled curve, draw-averaged.
 #
 # ```{admonition} How it is computed: stratified sampling of rare failures
 # :class: dropdown
-# At $D = 10^5$ about one data set in a thousand makes GD fail, so plain Monte Carlo spends
-# nearly every trial on data sets that cannot fail. Let $A$ be the event that some
-# coordinate whose single spike $s_j^2\lVert u_j\rVert^2/D$ exceeds $\kappa\cdot 2/\eta$ is
-# active, with $\kappa = 1/4$: a smaller spike cannot by itself lift the population
-# $\lambda_{\max} = 1.5/\eta$ past $2/\eta$ (Weyl's inequality), so failures outside $A$
-# need a bulk fluctuation or two hits (they are sampled and counted too). $P(A)$ is an exact
-# product over coordinates; the data sets are drawn *conditioned* on $A$ (draw the first
-# active coordinate of $A$, then the others unconditionally) and, separately, on its
-# complement, and $P_{\text{fail}} = P(A)\,f_{\text{in}} + (1-P(A))\,f_{\text{out}}$.
-# This is exact in expectation for any $\kappa$ ($\kappa$ only moves the variance); the
-# tests check it against plain Monte Carlo, and the conditional sampler against rejection
-# sampling. The
-# exponent is fitted to the draw-averaged $P_{\text{fail}}$ over the whole grid
-# ($D\ge10^3$, where the secular limit already holds); the spread between feature draws
-# dominates the noise (the trials inside one draw add less than a third of it), so every
-# scale spends its time on draws, and the tolerance is 3.5 standard deviations of the slope
-# for the number of draws completed.
+# At $D = 10^5$ about one data set in a thousand fails, so the sampler stratifies on the
+# event $A$ that a coordinate with a single spike above $\tfrac14\cdot2/\eta$ is active (by
+# Weyl's inequality a smaller one cannot alone lift $\lambda_{\max} = 1.5/\eta$ past
+# $2/\eta$): $P_{\text{fail}} = P(A)\,f_{\text{in}} + (1-P(A))\,f_{\text{out}}$, $P(A)$
+# exact, unbiased (tested against plain Monte Carlo). The slope is fitted for $D\ge10^3$
+# within 3.5 standard deviations, mostly from feature draws (`dltheory.sparse_scaling.gd`).
 # ```
 
 # %%
@@ -682,12 +568,6 @@ gd_fit = checks.gd(ledger, cfg, gd_runs)
 
 # %% tags=["hide-input"]
 runtime.show(figures.gd(gd_runs, gd_fit, cfg), "ss_gd")
-
-# %% [markdown]
-# The table shows the strata ($P(A)$, $f_{\text{in}}$, $f_{\text{out}}$) and the secular
-# formula {eq}`ss-eq-secular` beside the sampled curve, draw-averaged.
-
-# %%
 runtime.display(checks.gd_table(gd_fit))
 
 # %% [markdown]
@@ -701,25 +581,18 @@ runtime.display(checks.gd_table(gd_fit))
 # smoothing by the nonlinearity).
 # ```
 #
-# **What carries over.** {ref}`Proposition 1 <ss-thm-floor>` holds for any learner, and the
-# coverage argument for $\alpha_D$ does not care what the features are; the model-limited
-# side can move, since a ReLU spreads each coordinate's signal over harmonics. The book
-# tests "smaller" as a *paired* comparison: on the same feature draws and data sets, the
-# ratio $\alpha_N/\alpha_D$ of the fitted ReLU exponents minus that of the exact
-# linear-feature losses, with a bootstrap error bar over feature draws (not against the
-# asymptotic $\alpha_1+1$, which finite windows do not reach).
+# **What carries over.** {ref}`Proposition 1 <ss-thm-floor>` and the coverage argument for
+# $\alpha_D$ ignore the features; the model-limited side can move, as a ReLU spreads each
+# coordinate's signal over harmonics. "Smaller" is tested *paired*, on the same draws: the
+# fitted ReLU ratio $\alpha_N/\alpha_D$ minus that of the exact linear-feature losses, with
+# a bootstrap error bar over feature draws (finite windows never reach $\alpha_1+1$).
 #
 # ```{admonition} How it is computed: the stratified ReLU loss
 # :class: dropdown
-# With $\phi = \mathrm{relu}(ux)$ there is no sufficient statistic: the $D\times N$ features
-# are formed and the readout is fitted by ridge (oracle $\mu$) for many targets at once. The
-# population loss is a quadratic form in $\theta$ whose moments are estimated by a
-# *stratified* expectation: Monte Carlo over the head coordinates $j\le J_0$, plus one term
-# per tail coordinate, dropping events with two tail coordinates. That needs a small tail
-# mass $\sum_{j>J_0}p_j$, so the section runs where $J_0\le256$ suffices
-# ($\alpha_1\gtrsim0.7$). A plain test set would be biased exactly where this chapter looks,
-# on coordinates too rare to appear in it. The linear-feature losses of the paired
-# comparison are exact: {eq}`ss-eq-decomp`, averaged over $w$.
+# The $D\times N$ features are formed and the readout fitted by oracle ridge; its population
+# loss is a *stratified* expectation (Monte Carlo over the head $j\le J_0$, one term per tail
+# coordinate), run where $J_0\le256$ suffices ($\alpha_1\gtrsim0.7$); a test set would miss
+# the rarest coordinates (`dltheory.sparse_scaling.relu`).
 # ```
 
 # %%
@@ -732,27 +605,23 @@ if relu_sweeps is not None:
 
 # %% [markdown]
 # Filled markers: ReLU features; open squares: linear features on the same draws; dashed:
-# the never-seen floor, which no learner beats. Whether the asymmetry is *smaller* than
-# with linear features is the paired comparison's verdict above; its note gives the error
+# the never-seen floor, which no learner beats. The paired comparison's note gives its error
 # bar and how many feature draws would resolve a difference of the measured size.
 #
 # ## Summary
 #
-# - **Coverage sets the data exponent.** $D$ samples see about $K(D)\sim
-#   D^{1/(\alpha_1+1)}$ coordinates, {eq}`ss-eq-heaps`; no learner recovers the rest
-#   ({ref}`Proposition 1 <ss-thm-floor>`), so the data-limited loss is the never-seen tail,
-#   $D^{-\alpha_D}$ with $\alpha_D = \alpha_N/(\alpha_1+1)$, {eq}`ss-eq-floor`.
+# - **Coverage sets the data exponent.** $D$ samples see $K(D)\sim D^{1/(\alpha_1+1)}$
+#   coordinates, {eq}`ss-eq-heaps`; the rest cost their variance whatever the learner
+#   ({ref}`Proposition 1 <ss-thm-floor>`), a tail $D^{-\alpha_D}$, {eq}`ss-eq-floor`.
 # - **Model size sees only the spectrum**, so $\alpha_N = \alpha_1+\alpha_2+1$ as for dense
 #   data, {eq}`ss-eq-de`; dense data pay the same rate for both.
 # - **Interpolation happens at $N = \operatorname{rank}X\approx K(D)$**, not at $D$; past it
-#   the loss is the floor times the inverse-Wishart factor $(N-1)/(N-r-1)$
-#   {eq}`ss-eq-overparam`.
+#   the loss is the floor times $(N-1)/(N-r-1)$, {eq}`ss-eq-overparam`.
 # - **Compute goes to data**, {eq}`ss-eq-frontier`: the optimal model is just large enough
 #   for the coordinates the data contain.
 # - **Rare spikes break fixed-step GD** with probability $D^{-\nu}$, {eq}`ss-eq-nu`.
 #
-# What this build found for the paper's claims, generated from the checks below at the scale
-# this page ran:
+# What this build found for the paper's claims, generated from the checks at this scale:
 #
 # ```{glue:md} ss_findings
 # :format: myst
@@ -760,10 +629,8 @@ if relu_sweeps is not None:
 #
 # ## Explore
 #
-# The theory curves for any $(\alpha_1, \alpha_2)$: the model-limited $\ell_{DE}(N)$, the
-# never-seen floor $\mathbb E T(D)$ and the number of observed coordinates $\mathbb E K(D)$,
-# which places both the interpolation peak and the compute-optimal model size. In Jupyter
-# or Colab the sliders redraw them; the static book shows the default setting.
+# Theory curves $\ell_{DE}(N)$, $\mathbb E T(D)$, $\mathbb E K(D)$ (placing the peak and the
+# optimal $N$) for any $(\alpha_1,\alpha_2)$; sliders redraw them in Jupyter or Colab.
 
 # %% tags=["hide-input"]
 from dltheory import plotting
@@ -781,15 +648,13 @@ plotting.explore(figures.theory_curves, name="ss_explore",
 #
 # ```{admonition} Solution
 # :class: dropdown
-# Replace $(1-p_j)^D$ by $e^{-Dp_j}$ and the sum by an integral over $j$, and substitute
-# $t = Dj^{-(\alpha_1+1)}$: $j = (D/t)^{1/(\alpha_1+1)}$,
-# $\lambda_j = (t/D)^{(\alpha_1+\alpha_2+2)/(\alpha_1+1)}$ and
+# Replace $(1-p_j)^D$ by $e^{-Dp_j}$ and the sum by an integral over $j$; with $t =
+# Dj^{-(\alpha_1+1)}$, $\lambda_j = (t/D)^{(\alpha_1+\alpha_2+2)/(\alpha_1+1)}$ and
 # $|dj| = \frac{1}{\alpha_1+1}D^{1/(\alpha_1+1)}t^{-1/(\alpha_1+1)-1}dt$. For the floor the
 # powers of $D$ combine to $D^{-\alpha_D}$ and those of $t$ to $t^{\alpha_D-1}$, so the
 # integral is $\frac{1}{\alpha_1+1}D^{-\alpha_D}\Gamma(\alpha_D)$. For $K$, integrate by
 # parts: $\int_0^\infty(1-e^{-t})\,t^{-s-1}dt = \Gamma(1-s)/s$ with $s = 1/(\alpha_1+1)$, so
 # $\mathbb E K \simeq \Gamma(1-s)D^{s} = \Gamma(\tfrac{\alpha_1}{\alpha_1+1})D^{1/(\alpha_1+1)}$.
-# The chapter checks both sums against these forms (derivations).
 # ```
 #
 # ```{admonition} Exercise 2
@@ -806,9 +671,8 @@ plotting.explore(figures.theory_curves, name="ss_explore",
 # ```
 #
 # ```{admonition} Exercise 3
-# Why does an error of one in $N-r-1$ move the prediction {eq}`ss-eq-overparam` by
-# $1/(m+1)$ at $N = r+1+m$, whatever $r$ is, and why is it checked there rather than at
-# $N\ge3r$?
+# Why does an error of one in $N-r-1$ move {eq}`ss-eq-overparam` by $1/(m+1)$ at
+# $N = r+1+m$, whatever $r$ is, and why check it there rather than at $N\ge3r$?
 # ```
 #
 # ```{admonition} Solution
@@ -820,24 +684,10 @@ plotting.explore(figures.theory_curves, name="ss_explore",
 # 14 percent, well outside the spread of a mean over many independent draws.
 # ```
 #
-# ```{admonition} Exercise 4
-# In the derivation of {eq}`ss-eq-overparam`, what goes wrong when two observed coordinates
-# appear only in the same single row (so $r < K$)?
-# ```
-#
-# ```{admonition} Solution
-# :class: dropdown
-# Their columns of $X_{\mathrm{obs}}$ are proportional, so the data fix only one combination
-# of the two $w_j$: step 1 gives $V^\top\theta - w_{\mathrm{obs}}$ in the null space of
-# $X_{\mathrm{obs}}$, not zero. The observed error is then positive and the minimum-norm
-# $\theta$ solves $r$ equations, not $K$; the formula no longer holds, which is why the
-# check keeps only data sets with $r = K$ and `overparam_loss` refuses $r < K$.
-# ```
-#
 # ## Claims
 #
-# Each row is one check of this chapter: the measured value, the prediction, the tolerance
-# and the resolution; what kinds and verdicts mean is on [How this book checks itself](checking.md).
+# Each row is one check: measured value, prediction, tolerance and resolution; what kinds
+# and verdicts mean: [How this book checks itself](checking.md).
 
 # %% tags=["remove-cell"]
 from dltheory.sparse_scaling import rules

@@ -178,3 +178,17 @@ def test_every_argument_of_the_prologues_tasks_changes_their_output():
                                        alternatives=alt)
     assert flow["ignored"] == [] and flow["unvaried"] == [], flow
     assert {"tau", "config.t_fixed", "config.seed"} <= set(flow["moved"])
+
+
+def at_the_floor(cfg: Cfg, task: dict) -> list[dict]:
+    rng = np.random.default_rng([task["seed"], 3])
+    return [{"law": "a", "residual": 2.0 ** -53, "count": 35, "rate": 1.0},
+            {"law": "b", "residual": float(rng.normal()) * 1e-17}]
+
+
+def test_results_at_the_rounding_floor_or_round_are_not_compared():
+    """An identity's residual at the last bit, a count or a rate of 1.0 is the same for
+    every draw: not a collapse (chapter 1's orthogonality sweep gives 1.1e-16 for two
+    draws)."""
+    rec = _sweep(at_the_floor, TASKS, "inv_floor")["draws"]
+    assert rec["groups"] == 2 and rec["collapsed"] == [], rec

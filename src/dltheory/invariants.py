@@ -9,9 +9,11 @@ asks for it. Two invariants:
   the values (no copy is kept): tasks that are equal except in one seed-like key must not
   return identical results (the seed-like keys of the rows left out), and inside one
   task's result, rows that carry distinct values of a seed-like column must not be
-  identical in every other column. A collapse (two distinct seeds, identical outputs: every
-  start drawn from one stream, a seed index dropped from a stream name) is recorded with an
-  example.
+  identical in every other column. Only results holding a float that carries its draw are
+  compared (``_bearing``: above the rounding floor ``TINY`` and not a round number), so an
+  identity's residual of 1.1e-16 for every draw, or a count, is no collapse. A collapse (two
+  distinct seeds, identical outputs: every start drawn from one stream, a seed index
+  dropped from a stream name) is recorded with an example.
 * **The declared grid is the grid that ran.** Every task appears once in the declared list
   (two tasks with one cache key would share one result) and every task kept in the table
   contributed at least one row (a task returning no rows drops its grid point from the
@@ -64,6 +66,49 @@ def _is_frame(x: Any) -> bool:
     return hasattr(x, "columns") and hasattr(x, "iloc")
 
 
+#: a float under this in magnitude sits at the rounding floor (an identity's residual,
+#: 1.1e-16 for every draw) and carries no trace of its draw
+TINY = 1e-12
+
+
+def _bearing(a: Any) -> Any:
+    """Which floats of ``a`` (array-like) carry their draw: finite, above the rounding floor
+    (``TINY``) and not a round number (a multiple of 1/1024: a count, a rate of 1.0)."""
+    import numpy as np
+
+    a = np.asarray(a, dtype=float)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.isfinite(a) & (np.abs(a) >= TINY) & (np.mod(a * 1024.0, 1.0) != 0.0)
+
+
+def _floor(obj: Any) -> tuple[Any, int]:
+    """``obj`` with its floats under ``TINY`` set to 0, and how many of its floats carry
+    their draw (``_bearing``): results with none (identities at the rounding floor, counts)
+    are not compared."""
+    import numpy as np
+
+    if _is_frame(obj):
+        out, n = obj.copy(), 0
+        for c in obj.columns:
+            col = obj[c]
+            if getattr(col.dtype, "kind", "") == "f":
+                v = col.to_numpy(dtype=float)
+                out[c] = np.where(np.abs(v) < TINY, 0.0, v)
+                n += int(_bearing(v).sum())
+        return out, n
+    if isinstance(obj, dict):
+        items = [(k, _floor(v)) for k, v in obj.items()]
+        return {k: v for k, (v, _) in items}, sum(n for _, (_, n) in items)
+    if isinstance(obj, (list, tuple)):
+        items = [_floor(v) for v in obj]
+        return type(obj)(v for v, _ in items), sum(n for _, n in items)
+    if isinstance(obj, np.ndarray) and obj.dtype.kind == "f":
+        return np.where(np.abs(obj) < TINY, 0.0, obj).astype(obj.dtype), int(_bearing(obj).sum())
+    if isinstance(obj, (float, np.floating)):
+        return (type(obj)(0.0) if abs(obj) < TINY else obj), int(_bearing(obj))
+    return obj, 0
+
+
 def _strip(result: Any) -> Any:
     """A task's result without its seed-like keys (rows) or columns (a DataFrame)."""
     if _is_frame(result):
@@ -88,10 +133,16 @@ def _row_collapses(result: Any) -> list[str]:
         for c in cols:
             if result[c].dtype.kind not in "iu":
                 continue
-            rest = result.drop(columns=[c])
+            rest, _ = _floor(result.drop(columns=[c]))
             h = pd.util.hash_pandas_object(rest, index=False)
+            floats = [d for d in result.columns if d != c
+                      and getattr(result[d].dtype, "kind", "") == "f"]
+            bearing = (_bearing(result[floats].to_numpy(dtype=float)).any(axis=1) if floats
+                       else [False] * len(result))
             seen: dict[int, Any] = {}
-            for hv, s in zip(h.to_numpy(), result[c].to_numpy(), strict=True):
+            for hv, s, b in zip(h.to_numpy(), result[c].to_numpy(), bearing, strict=True):
+                if not b:
+                    continue
                 if hv in seen and seen[hv] != s:
                     out.append(f"rows with {c} = {seen[hv]} and {c} = {s} are identical")
                     break
@@ -106,7 +157,10 @@ def _row_collapses(result: Any) -> list[str]:
         for r in result:
             if not isinstance(r, dict) or not _is_int(r.get(c)):
                 continue
-            hv = _digest({k: v for k, v in r.items() if k != c})
+            rest, n = _floor({k: v for k, v in r.items() if k != c})
+            if not n:
+                continue
+            hv = _digest(rest)
             if hv in seen and seen[hv] != r[c]:
                 out.append(f"rows with {c} = {seen[hv]} and {c} = {r[c]} are identical")
                 break
@@ -137,7 +191,10 @@ def distinct_draws(tasks: list[dict], results: dict[int, Any]) -> dict:
             seen: dict[str, int] = {}
             for i in idx:
                 if i not in hashes:
-                    hashes[i] = _digest(_strip(results[i]))
+                    rest, n = _floor(_strip(results[i]))
+                    hashes[i] = _digest(rest) if n else ""
+                if not hashes[i]:           # nothing in it carries its draw
+                    continue
                 j = seen.setdefault(hashes[i], i)
                 if tasks[j][k] != tasks[i][k]:
                     collapsed.append(f"tasks {tasks[j]} and {tasks[i]} returned identical "

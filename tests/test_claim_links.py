@@ -78,7 +78,9 @@ def test_every_claim_links_to_a_heading_and_a_function(name, sites):
 
 def test_ids_built_in_f_strings_take_the_longest_literal_head(sites):
     s = sites["conservation_laws"]
-    assert ledgers.claim_link("CL.count.relu", s)["function"] == "counts"
+    count = ledgers.claim_link("CL.count.relu", s)
+    assert count["function"] == "count_claims"            # the f-string's function ...
+    assert count["called"] == ("checks", "counts")        # ... reached from the book's call
     assert ledgers.claim_link("CL.count.sigmoid.sigmoid_norm", s)["function"] == \
         "sigmoid_gating"
     assert ledgers.claim_link("CL.no_such_family", s) is None

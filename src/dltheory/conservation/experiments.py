@@ -379,7 +379,20 @@ def counts(cfg: Config, names) -> pd.DataFrame:
     """Law counts D - rank(W + [W, W]) of the named blocks (see ``blocks``): one row each.
     The widened attention blocks (``*_big``) run as their own sweep ``cl_counts_big``, only
     when the budget affords them (``big_count_seconds``); ``df.attrs["skipped"]`` maps a
-    block left out to the reason."""
+    block left out to the reason.
+
+    A rank read off too few samples is too small, and the count too large, with nothing in
+    the spectrum to show it (a Switch top-1 mixture with six experts read off three Gaussian
+    inputs per parameter can report twice its laws with a clean gap, when two experts
+    receive only a handful of inputs); ``count_laws`` therefore accepts only determined
+    counts. Saturation cannot see a region no input reaches, so the inputs are placed
+    (``_task_count``): the ReLU block's in every activation sector (d = 2,
+    ``_sector_inputs``) or every sign pattern of every pair of units (``_pair_inputs``: two
+    nearly parallel rows differ only on a thin wedge); the top-1 mixtures' in every expert's
+    routing cone (``_expert_inputs``; all of them for the renormalised router, whose own
+    weights never get a gradient and would otherwise be counted as laws where an expert is
+    missed, every other one for Switch-style routing). An expert whose router row lies
+    inside the convex hull of the others is reached by no input at all, hence E <= d + 1."""
     skipped = {}
     why = rules.plain_chain_undetermined(cfg)
     if "chain_plain" in names and why:
@@ -686,7 +699,13 @@ def matched_progress(cfg: Config) -> pd.DataFrame:
     """Drift at matched learning progress (loss down to match_fraction of its initial value,
     the crossing interpolated between two steps): block, opt (gd / adam), seed, lr, lam,
     lam_ref (GD: the sharpness that places the step grid), k_star, drift, in_reach (False:
-    GD at this seed would need more than match_max_steps at its smallest step)."""
+    GD at this seed would need more than match_max_steps at its smallest step).
+
+    The GD steps are placed by the sharpness *along the flow path*: the larger of
+    lambda_max at the start and where a probe run with the smallest step crosses the
+    target. Small blocks can sharpen many times over before the loss halves, and steps
+    placed by the initial sharpness would then run at the edge of stability, not along
+    the flow. The probe decides ``in_reach`` before any drift is measured."""
     tasks = [{"block": b, "opt": o, "seed": s} for b in ("swiglu", "mha_rope")
              for o in ("gd", "adam") for s in range(cfg.match_seeds)]
     return _sweep(_task_matched, tasks, cfg, "cl_matched", rounds="seed")

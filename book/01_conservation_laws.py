@@ -295,7 +295,7 @@ runtime.display(cos_table.assign(what=cos_table.control.where(cos_table.control 
 # an INCONCLUSIVE claim (`UnderdeterminedCount`), never an unchecked count. A Switch top-1
 # mixture with six experts read off three Gaussian inputs per parameter can report twice its
 # laws with a clean gap, and no rank test sees a region no input reaches, so the ReLU and
-# top-1 blocks get inputs in every activation sector or routing cone (`experiments.counts`).
+# top-1 blocks get inputs in every activation pattern or routing cone (`experiments.counts`).
 # An expert whose router row lies inside the convex hull of the others is reached by *no*
 # input: hence the domain $E \le d + 1$.
 # ````
@@ -436,13 +436,14 @@ checks.completeness(ledger, cfg, counts)
 # mini-batch SGD too. Three blocks (SwiGLU, RoPE attention, top-$k$ MoE, at twice the
 # parameters cell's dimensions) regress a random teacher of the same architecture plus noise;
 # we fit $\log\text{err} = \alpha\log\tau + \beta\log k + c$ over $k\in\{10,\dots,80\}$ and
-# four steps in the *early window* $\tau k\lambda_{\max} \le 0.32$ (initial sharpness). There
-# the gradients barely change, so $\alpha = 2$, $\beta = 1$ and {eq}`cl-eq-bound` hold by
-# construction: the checks guard the code; section 6 tests the paper, once gradients change.
+# four step sizes in the *early window* $\tau k\lambda_{\max} \le 0.32$ ($\lambda_{\max}$ at
+# the start). There the gradients barely change, so $\alpha = 2$, $\beta = 1$ and
+# {eq}`cl-eq-bound` hold by construction: the checks guard the code (a wrong law or update
+# breaks them); section 6 tests the paper, once the gradients change.
 #
-# A wrong gradient would escape {eq}`cl-eq-step` (laws, $q(g)$ and identity would still
-# agree), so we first check it against central differences of the loss along random
-# directions (`CL.grad_vs_loss`, an identity; the piecewise top-$k$ mixture left out).
+# A wrong gradient would escape {eq}`cl-eq-step` (laws, $q(g)$ and identity would agree), so
+# we first check it against central differences of the loss along random directions
+# (`CL.grad_vs_loss`, an identity; the piecewise top-$k$ mixture is left out).
 
 # %%
 grad_table = experiments.gradient_checks(cfg)
@@ -495,9 +496,9 @@ if not checks.cut(win):                # a first round cut part-way: no figure o
 # ```{admonition} How it is computed: the step sizes at matched progress
 # :class: dropdown
 # Slopes are averaged over two blocks and eight seeds. The GD steps, $\tau\lambda \in [0.05,
-# 0.4]$, are placed by the sharpness *along the flow path* (`experiments.matched_progress`).
-# A (block, seed) needing over 4,000 steps is left out, decided by a probe run before any
-# drift is measured; with under three quarters of the pairs left, both claims are INCONCLUSIVE.
+# 0.4]$, are placed by the sharpness *along the flow path* (`experiments.matched_progress`); a
+# (block, seed) needing over 4,000 steps is left out, decided by a probe run before any drift
+# is measured. With under three quarters of the pairs left, both claims are INCONCLUSIVE.
 # ```
 
 # %%
@@ -515,11 +516,10 @@ if not checks.cut(win):
     runtime.show(figures.optimisers(win, fits, ident, cfg), "cl_optimisers")
 
 # %% [markdown]
-# At matched loss, halving GD's step should halve its drift (slope 1) while Adam's drift does
-# not depend on its learning rate (slope 0): a smaller Adam step buys no better conservation
-# (`CL.matched.*`). On the fixed grid (second figure, left) GD and SGD should drift like
-# $\tau^2$, Adam like $\tau$, heavy ball at second order with a larger constant. Right: under
-# weight decay the laws follow $(1-\tau\lambda)^{2k}$ (dashed), towards *balanced* weights.
+# At matched loss GD's drift should scale with its step (slope 1), Adam's not at all (slope 0):
+# a smaller Adam step buys no better conservation (`CL.matched.*`). On the fixed grid (second
+# figure, left) GD and SGD should drift like $\tau^2$, Adam like $\tau$, heavy ball like $\tau^2$
+# with a larger constant; right: under weight decay the laws follow $(1-\tau\lambda)^{2k}$ (dashed).
 #
 # ## 7. A character-level language model on real text
 #
@@ -537,9 +537,10 @@ if not checks.cut(win):
 # :class: dropdown
 # `smoke`: 23 k parameters. `paper`: d = 128, four layers, 1.9 M parameters, batches of 256
 # sequences of 64 tokens; about 8 minutes on one H100 (estimated from its FLOP count; no GPU
-# was at hand), many hours on a CPU. `full`, our reconstruction of the paper's unstated
-# sizes: d = 256, m = 512, 8 experts, 256-token sequences, 13.6 M parameters, 2,000-step
-# runs, an estimated 1-2 hours on one H100 in float64 (under a {ref}`budget <checking-budgets>`).
+# was at hand), many hours on a CPU (CI runs it under a {ref}`budget <checking-budgets>`).
+# `full`, our reconstruction of the paper's unstated sizes: d = 256, m = 512, 8 experts,
+# 256-token sequences, 13.6 M parameters, 2,000-step runs, about 1-2 hours on one H100
+# (estimated), in float64.
 # ```
 
 # %%
@@ -579,9 +580,8 @@ if lm is not None and vit is not None:
 
 # %% [markdown]
 # Circles: the early window, where the identity makes the curves for different $k$ coincide
-# (drift linear in $k$) with slope 2 in $\tau$. Squares: a wider window, where the curves fan
-# out once the gradients shrink ($\beta < 1$): each step still obeys {eq}`cl-eq-step`, but the
-# *summed* $q(g_j)$ stops growing linearly.
+# (drift linear in $k$), slope 2 in $\tau$. Squares: a wider window; the curves fan out once the
+# gradients shrink ($\beta < 1$): each step obeys {eq}`cl-eq-step`, the *sum* grows sublinearly.
 #
 # ## 9. Limitations
 #
@@ -597,10 +597,9 @@ if lm is not None and vit is not None:
 #   gradient is orthogonal to every Jacobian row ({eq}`cl-eq-perp`); there are
 #   $D - \dim\operatorname{Lie}(W)$ independent laws ({eq}`cl-eq-count`), and brackets matter:
 #   rows alone overcount under RoPE, one level overcounts a LayerNorm block with biases.
-# - Laws come from symmetries with a symmetric generator: a rescaling per hidden unit on
-#   SwiGLU's linear branch, $GL(d_k)$ and $GL(d_v)$ per attention head, one scaled rotation
-#   per RoPE pair, the router translation of a shift-invariant gate ({eq}`cl-eq-moe`).
-#   Smooth activations leave none.
+# - Laws come from symmetric generators: a rescaling per hidden unit on SwiGLU's linear
+#   branch, $GL(d_k)$ and $GL(d_v)$ per attention head, a scaled rotation per RoPE pair, a
+#   shift-invariant gate's router translation ({eq}`cl-eq-moe`); smooth activations leave none.
 # - A list of conserved, independent laws as long as the count is complete
 #   ({ref}`Theorem 3 <cl-thm-complete>`); the chapter checks both for the paper's blocks.
 # - GD and SGD break every law at second order per step ({eq}`cl-eq-step`), a drift like

@@ -389,10 +389,11 @@ def counts(cfg: Config, names) -> pd.DataFrame:
     (``_task_count``): the ReLU block's in every activation sector (d = 2,
     ``_sector_inputs``) or every sign pattern of every pair of units (``_pair_inputs``: two
     nearly parallel rows differ only on a thin wedge); the top-1 mixtures' in every expert's
-    routing cone (``_expert_inputs``; all of them for the renormalised router, whose own
-    weights never get a gradient and would otherwise be counted as laws where an expert is
-    missed, every other one for Switch-style routing). An expert whose router row lies
-    inside the convex hull of the others is reached by no input at all, hence E <= d + 1."""
+    routing cone (``_expert_inputs``; all of them for the renormalised router, every other
+    one for Switch-style routing): an expert that Gaussian inputs rarely choose would leave
+    the rank unsaturated or, behind the renormalised router (declared structural), have its
+    weights counted as laws. An expert whose router row lies inside the convex hull of the
+    others is reached by no input at all, hence E <= d + 1."""
     skipped = {}
     why = rules.plain_chain_undetermined(cfg)
     if "chain_plain" in names and why:

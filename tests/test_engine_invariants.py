@@ -192,3 +192,27 @@ def test_results_at_the_rounding_floor_or_round_are_not_compared():
     draws)."""
     rec = _sweep(at_the_floor, TASKS, "inv_floor")["draws"]
     assert rec["groups"] == 2 and rec["collapsed"] == [], rec
+
+
+def test_replay_every_prologue_start_from_one_stream_is_a_ledger_fail(monkeypatch, tmp_path):
+    """Issue 47's first miss, replayed: the prologue's random starts all drawn from one
+    stream (the start index dropped from the stream name). The prologue writes no guard;
+    the engine's invariant records a FAIL on its ledger. The correct code adds nothing."""
+    import dataclasses
+
+    from dltheory import seeds
+    from dltheory.gradient_flow import config as gf_config
+    from dltheory.gradient_flow import experiments as gf_exp
+
+    cfg = dataclasses.replace(gf_config.Config.for_scale("smoke"), k_max=20, n_tau=3,
+                              n_seeds=2, seeds_per_task=2)
+    ledger = claims.Ledger("gradient_flow", "smoke", results_dir=tmp_path)
+    monkeypatch.setattr(chapter, "_RUN", [ledger])
+    gf_exp.drift_sweep(cfg, cache=False, progress=False)
+    assert ledger.claims == {}
+    monkeypatch.setattr(gf_config.Config, "start", lambda self, which: (
+        self.init_u + self.init_noise * seeds.numpy(self.seed, "start").standard_normal(self.d),
+        np.full(self.d, self.init_v)))
+    gf_exp.drift_sweep(cfg, cache=False, progress=False)
+    c = ledger.claims["GF.engine.distinct_draws.prologue_drift"]
+    assert c.verdict == "FAIL" and "start = 0 and start = 1" in c.note, c.note

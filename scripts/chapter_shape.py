@@ -4,11 +4,11 @@
 
 The shape (DESIGN.md "Version 5", issue 48 "Teach first"):
 
-Size. At most 850 lines per chapter source. The cap was 550, then 700 when every chapter
+Size. At most 700 lines per chapter source (the cap was 550, then 700 when every chapter
 gained exercises with folded solutions, a folded source block and a verdict line per check;
-Version 5 raises it to 850 because each chapter now derives or sketches its key steps
-(proof sketches, the replica channel, the inverse-Wishart step) and ends in a Summary and at
-least three exercises, while the bookkeeping it loses moves to book/checking.md. A cap stays
+the project's hook, ../shared/tools/chapter_shape.py, holds the same 700). Version 5 adds
+derivations, a Summary and exercises within it: the bookkeeping a chapter loses moves to
+book/checking.md and method detail to dropdowns and docstrings. A cap stays
 so that a chapter remains one sitting's reading: what does not fit goes into the package or
 a dropdown, not onto the page. A parameters cell of at most 15 code lines; no visible code
 cell (not tagged hide-input, remove-cell, remove-input or hide-cell) over 15 code lines; no
@@ -48,7 +48,7 @@ from pathlib import Path
 import jupytext
 
 ROOT = Path(__file__).resolve().parents[1]
-MAX_LINES, MAX_PARAMS, MAX_VISIBLE, MIN_PROSE, MAX_COLUMN = 850, 15, 15, 0.45, 88
+MAX_LINES, MAX_PARAMS, MAX_VISIBLE, MIN_PROSE, MAX_COLUMN = 700, 15, 15, 0.45, 88
 MIN_EXERCISES = 3
 HIDDEN = {"hide-input", "remove-cell", "remove-input", "hide-cell"}
 REMOVED = {"remove-cell", "remove-input"}

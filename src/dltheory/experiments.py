@@ -78,6 +78,14 @@ key other than the task's, truncation, an unreadable payload) is reported in one
 computed again and overwritten. ``stats()`` counts tasks computed (corrupt ones included)
 and tasks loaded, over every sweep of this process.
 
+**Invariants.** Every sweep's results are checked by ``dltheory.invariants`` (no chapter
+asks for it): results that differ only in a seed-like key or column (``seed``, ``draw``,
+``block``, ``start``, ...) must differ, and the declared tasks must be distinct and each
+kept task must give a row. The counts compared are in ``invariants.records()``; a violation
+is a FAIL identity on the running chapter's ledger (``<PREFIX>.engine.distinct_draws.<sweep>``,
+``<PREFIX>.engine.grid.<sweep>``). ``invariants.argument_effects(fn, config, task)`` says
+which arguments of a task move its output (a test for an ignored knob).
+
 **Rounds and budgets.** ``rounds="seed"`` (a task key) or ``rounds=callable(task) -> int``
 groups the tasks into rounds, run in ascending order of their index (within a round in the
 given task order, so put the cheapest grid points first)::

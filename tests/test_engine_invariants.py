@@ -74,6 +74,7 @@ def test_distinct_seeds_pass_and_a_task_that_ignores_its_seed_trips(capsys):
     assert rec["draws"]["groups"] == 2 and rec["draws"]["collapsed"] == []
     assert rec["grid"] == {"planned": 6, "distinct": 6, "kept": 6, "empty": 0,
                            "duplicates": 0, "problems": []}
+    assert 0 <= rec["seconds"] < 1
     assert "[invariants]" not in capsys.readouterr().err
     rec = _sweep(ignores_seed, TASKS, "inv_bad")
     assert rec["draws"]["n_collapsed"] == 2, rec

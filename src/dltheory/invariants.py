@@ -235,7 +235,11 @@ def grid(tasks: list[dict], kept: dict[int, Any]) -> dict:
 def check(name: str, tasks: list[dict], results: dict[int, Any], kept: dict[int, Any]) -> dict:
     """Both invariants of one sweep; the record is stored (:func:`records`) and each
     violation recorded on the chapter's ledger (:func:`_surface`)."""
+    import time
+
+    t0 = time.perf_counter()
     rec = {"draws": distinct_draws(tasks, results), "grid": grid(tasks, kept)}
+    rec["seconds"] = round(time.perf_counter() - t0, 4)      # what the check cost
     with _LOCK:
         _RECORDS[name] = rec
     if rec["draws"]["collapsed"]:

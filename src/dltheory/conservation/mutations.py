@@ -180,7 +180,7 @@ ENTRIES = [
     # experiment side and judging code
     # Caught as INCONCLUSIVE, not FAIL: the counter refuses a count with an unreached
     # expert (UnderdeterminedCount) instead of returning one (tests/conservation/
-    # test_bracket_levels.py runs it; issue 51, item 3).
+    # test_bracket_levels.py runs it).
     Mutation("conservation_laws:top1_expert_unreached", f"{EX}:_expert_inputs",
              "renormalised top-1 count inputs that never reach expert 0 (an expert no input "
              "reaches)", "3 m d weights without gradient", "dropped term",

@@ -1,4 +1,4 @@
-"""Invariants the sweep engine checks for every sweep, whatever the chapter (issue 47).
+"""Invariants the sweep engine checks for every sweep, whatever the chapter.
 
 ``experiments.sweep`` calls :func:`check` on the results it returns; nothing in a chapter
 asks for it. Two invariants:

@@ -743,6 +743,7 @@ class Ledger:
             "identity": self.identity,
             "decides": list(self.decides),
             "engine": _optional_record("experiments", "stats"),
+            "invariants": _optional_record("invariants", "records"),
             "budget": _optional_record("budget", "record"),
             "claims": [asdict(c) for c in self.claims.values()],
         }

@@ -58,6 +58,8 @@ class Maybe:
 
 @dataclass(frozen=True)
 class OneOf:
+    """A value that matches any one of ``shapes`` (the first that fits)."""
+
     shapes: tuple
 
     def __init__(self, *shapes):

@@ -109,7 +109,8 @@ def test_a_collapse_is_a_fail_identity_on_the_chapter_ledger(monkeypatch, tmp_pa
     guard: kind identity, FAIL), and the ledger's report raises; the chapter wrote no
     guard."""
     ledger = claims.Ledger("gradient_flow", "smoke", results_dir=tmp_path)
-    monkeypatch.setattr(chapter, "_RUN", [ledger])
+    # what chapter.start hands the engine: the sink that writes on this run's ledger
+    monkeypatch.setattr(invariants, "_SINK", [chapter._invariant_sink(ledger, "GF")])
     _sweep(seeded, TASKS, "inv_ok")
     assert ledger.claims == {}                         # correct code: nothing added
     _sweep(ignores_seed, TASKS, "inv_bad")
@@ -208,7 +209,8 @@ def test_replay_every_prologue_start_from_one_stream_is_a_ledger_fail(monkeypatc
     cfg = dataclasses.replace(gf_config.Config.for_scale("smoke"), k_max=20, n_tau=3,
                               n_seeds=2, seeds_per_task=2)
     ledger = claims.Ledger("gradient_flow", "smoke", results_dir=tmp_path)
-    monkeypatch.setattr(chapter, "_RUN", [ledger])
+    # what chapter.start hands the engine: the sink that writes on this run's ledger
+    monkeypatch.setattr(invariants, "_SINK", [chapter._invariant_sink(ledger, "GF")])
     gf_exp.drift_sweep(cfg, cache=False, progress=False)
     assert ledger.claims == {}
     monkeypatch.setattr(gf_config.Config, "start", lambda self, which: (
@@ -217,3 +219,15 @@ def test_replay_every_prologue_start_from_one_stream_is_a_ledger_fail(monkeypatc
     gf_exp.drift_sweep(cfg, cache=False, progress=False)
     c = ledger.claims["GF.engine.distinct_draws.prologue_drift"]
     assert c.verdict == "FAIL" and "start = 0 and start = 1" in c.note, c.note
+
+
+def test_chapter_start_hands_the_engine_its_ledger(monkeypatch, tmp_path):
+    """chapter.start installs the sink: a collapse in a sweep run after it lands on that
+    run's ledger as a FAIL identity, with no guard written by the chapter."""
+    monkeypatch.setattr(invariants, "_SINK", [None])
+    monkeypatch.setattr(chapter, "_RUN", [None])
+    monkeypatch.setenv("DLTHEORY_RESULTS_DIR", str(tmp_path))
+    cfg, ledger = chapter.start("gradient_flow", "smoke", echo=False)
+    _sweep(ignores_seed, TASKS, "inv_started")
+    c = ledger.claims["GF.engine.distinct_draws.inv_started"]
+    assert (c.kind, c.verdict) == ("identity", "FAIL")

@@ -138,7 +138,16 @@ def start(name: str, scale: str | None = None, *, device: str | None = None,
     and the allowed parameters (``chapter_config.check_parameters``)."""
     import sys
 
-    from . import chapter_config, claims, mutations, plotting, provenance, runtime, validation
+    from . import (
+        chapter_config,
+        claims,
+        invariants,
+        mutations,
+        plotting,
+        provenance,
+        runtime,
+        validation,
+    )
 
     ch = get(name)
     config_cls = module(ch.name, "config").Config
@@ -160,8 +169,20 @@ def start(name: str, scale: str | None = None, *, device: str | None = None,
                            rules=module(ch.name, "rules", optional=True))
     ledger.runtime = rt
     _RUN[0] = ledger
+    invariants.report_to(_invariant_sink(ledger, ch.prefix))
     _end_with_ledger_when_spent()
     return cfg, ledger
+
+
+def _invariant_sink(ledger: Any, prefix: str) -> Callable[[str, str, str, str], None]:
+    """A failed engine invariant of sweep ``name`` as a FAIL identity
+    ``<prefix>.engine.<what>.<name>`` on ``ledger`` (once per sweep and invariant)."""
+    def sink(name: str, what: str, statement: str, detail: str) -> None:
+        safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)
+        cid = f"{prefix}.engine.{what}.{safe}"
+        if cid not in ledger.claims:
+            ledger.guard(cid, statement, False, detail)
+    return sink
 
 
 DASK_CONNECT_S = 10   # seconds start() waits for the scheduler $DLTHEORY_DASK_SCHEDULER names

@@ -1210,3 +1210,7 @@ def sweep(
         df.attrs["tasks"] = (len(kept), len(tasks))
         budget.note_rounds(name, done, len(groups), (len(kept), len(tasks)))
     return df
+
+
+# the invariants module compares tasks and results the way the engine keys and stores them
+invariants.use_engine(_canon, dumps_payload, PayloadError)

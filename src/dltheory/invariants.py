@@ -51,13 +51,28 @@ def _is_int(v: Any) -> bool:
                                 "uint32", "uint64") and not isinstance(v, bool)
 
 
+#: the engine's canonical task key and payload serialiser, handed in by ``dltheory.experiments``
+#: when it is imported (:func:`use_engine`): this module imports no engine, chapter or ledger
+_ENGINE: dict[str, Any] = {}
+
+
+def use_engine(canon: Any, dump: Any, payload_error: type) -> None:
+    """Hand in the engine's ``canon(task) -> str`` and ``dump(obj) -> bytes`` (raising
+    ``payload_error`` on what it cannot serialise); ``dltheory.experiments`` calls it."""
+    _ENGINE.update(canon=canon, dump=dump, payload_error=payload_error)
+
+
+def _canon(task: Any) -> str:
+    if "canon" not in _ENGINE:
+        raise RuntimeError("dltheory.invariants needs the engine: import dltheory.experiments")
+    return _ENGINE["canon"](task)
+
+
 def _digest(obj: Any) -> str:
     """A hash of a value's data (exact floats; arrays by their bytes)."""
-    from .experiments import PayloadError, dumps_payload
-
     try:
-        data = dumps_payload(obj)
-    except PayloadError:
+        data = _ENGINE["dump"](obj)
+    except (_ENGINE.get("payload_error", TypeError), KeyError):
         data = repr(obj).encode()
     return hashlib.sha256(data).hexdigest()[:24]
 
@@ -172,8 +187,6 @@ def distinct_draws(tasks: list[dict], results: dict[int, Any]) -> dict:
     """The distinct-draws record of one sweep: ``groups`` (sets of tasks that differ only
     in a seed-like key, compared), ``rows`` (results with a seed-like column, compared row
     by row) and ``collapsed`` (examples, empty when every draw is distinct)."""
-    from .experiments import _canon
-
     collapsed: list[str] = []
     groups = 0
     hashes: dict[int, str] = {}
@@ -215,8 +228,6 @@ def grid(tasks: list[dict], kept: dict[int, Any]) -> dict:
     """The grid record of one sweep: ``planned`` tasks, ``distinct`` task keys, ``kept``
     tasks (a budget may cut), ``empty`` (kept tasks that returned no row) and
     ``duplicates`` (declared more than once); ``problems`` names each mismatch."""
-    from .experiments import _canon
-
     canon = [_canon(t) for t in tasks]
     dups = sorted({c for c in canon if canon.count(c) > 1}) if len(set(canon)) < len(canon) else []
 
@@ -264,21 +275,21 @@ def reset() -> None:
         _RECORDS.clear()
 
 
-def _surface(name: str, what: str, statement: str, detail: str) -> None:
-    """A FAIL identity on the ledger of the chapter run in this process (once per sweep
-    and invariant), else one line on stderr."""
-    from . import chapter
+_SINK: list[Any] = [None]   # set by chapter.start: records a failed invariant on its ledger
 
-    ledger = chapter._RUN[0]
-    if ledger is not None:
-        try:
-            prefix = chapter.get(ledger.chapter).prefix
-        except (KeyError, ValueError):
-            prefix = ledger.chapter
-        safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)
-        cid = f"{prefix}.engine.{what}.{safe}"
-        if cid not in ledger.claims:
-            ledger.guard(cid, statement, False, detail)
+
+def report_to(sink: Any) -> None:
+    """Where a failed invariant goes: ``sink(name, what, statement, detail)``, set by
+    ``chapter.start`` for the chapter run in this process (``None``: one line on stderr).
+    The engine never imports the chapter or the ledger; the chapter hands its sink in."""
+    _SINK[0] = sink
+
+
+def _surface(name: str, what: str, statement: str, detail: str) -> None:
+    """A failed invariant to the sink ``chapter.start`` handed in (a FAIL identity on its
+    ledger, once per sweep and invariant), else one line on stderr."""
+    if _SINK[0] is not None:
+        _SINK[0](name, what, statement, detail)
         return
     print(f"[invariants] {statement}: FAILS ({detail})", file=sys.stderr, flush=True)
 

@@ -69,12 +69,13 @@ def _sweep(fn, tasks, name):
     return invariants.records()[name]
 
 
-def test_distinct_seeds_pass_and_a_task_that_ignores_its_seed_trips(capsys):
+def test_distinct_seeds_pass_and_a_task_that_ignores_its_seed_trips(capsys, monkeypatch):
+    monkeypatch.setattr(invariants, "_SINK", [None])     # no chapter run: one stderr line
     rec = _sweep(seeded, TASKS, "inv_ok")
     assert rec["draws"]["groups"] == 2 and rec["draws"]["collapsed"] == []
     assert rec["grid"] == {"planned": 6, "distinct": 6, "kept": 6, "empty": 0,
                            "duplicates": 0, "problems": []}
-    assert 0 <= rec["seconds"] < 1
+    assert rec["seconds"] >= 0                          # recorded (no bound on wall time)
     assert "[invariants]" not in capsys.readouterr().err
     rec = _sweep(ignores_seed, TASKS, "inv_bad")
     assert rec["draws"]["n_collapsed"] == 2, rec
@@ -110,6 +111,7 @@ def test_a_collapse_is_a_fail_identity_on_the_chapter_ledger(monkeypatch, tmp_pa
     guard."""
     ledger = claims.Ledger("gradient_flow", "smoke", results_dir=tmp_path)
     # what chapter.start hands the engine: the sink that writes on this run's ledger
+    monkeypatch.setattr(chapter, "_RUN", [ledger])
     monkeypatch.setattr(invariants, "_SINK", [chapter._invariant_sink(ledger, "GF")])
     _sweep(seeded, TASKS, "inv_ok")
     assert ledger.claims == {}                         # correct code: nothing added
@@ -210,6 +212,7 @@ def test_replay_every_prologue_start_from_one_stream_is_a_ledger_fail(monkeypatc
                               n_seeds=2, seeds_per_task=2)
     ledger = claims.Ledger("gradient_flow", "smoke", results_dir=tmp_path)
     # what chapter.start hands the engine: the sink that writes on this run's ledger
+    monkeypatch.setattr(chapter, "_RUN", [ledger])
     monkeypatch.setattr(invariants, "_SINK", [chapter._invariant_sink(ledger, "GF")])
     gf_exp.drift_sweep(cfg, cache=False, progress=False)
     assert ledger.claims == {}

@@ -174,14 +174,17 @@ def start(name: str, scale: str | None = None, *, device: str | None = None,
     return cfg, ledger
 
 
-def _invariant_sink(ledger: Any, prefix: str) -> Callable[[str, str, str, str], None]:
+def _invariant_sink(ledger: Any, prefix: str) -> Callable[[str, str, str, str], bool]:
     """A failed engine invariant of sweep ``name`` as a FAIL identity
     ``<prefix>.engine.<what>.<name>`` on ``ledger`` (once per sweep and invariant)."""
-    def sink(name: str, what: str, statement: str, detail: str) -> None:
+    def sink(name: str, what: str, statement: str, detail: str) -> bool:
+        if _RUN[0] is not ledger:         # that run has ended: not its ledger's business
+            return False
         safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)
         cid = f"{prefix}.engine.{what}.{safe}"
         if cid not in ledger.claims:
             ledger.guard(cid, statement, False, detail)
+        return True
     return sink
 
 

@@ -279,8 +279,9 @@ _SINK: list[Any] = [None]   # set by chapter.start: records a failed invariant o
 
 
 def report_to(sink: Any) -> None:
-    """Where a failed invariant goes: ``sink(name, what, statement, detail)``, set by
-    ``chapter.start`` for the chapter run in this process (``None``: one line on stderr).
+    """Where a failed invariant goes: ``sink(name, what, statement, detail) -> bool``, set by
+    ``chapter.start`` for the chapter run in this process; ``None``, or a sink that returns
+    ``False`` (its run has ended), leaves one line on stderr.
     The engine never imports the chapter or the ledger; the chapter hands its sink in."""
     _SINK[0] = sink
 
@@ -288,8 +289,7 @@ def report_to(sink: Any) -> None:
 def _surface(name: str, what: str, statement: str, detail: str) -> None:
     """A failed invariant to the sink ``chapter.start`` handed in (a FAIL identity on its
     ledger, once per sweep and invariant), else one line on stderr."""
-    if _SINK[0] is not None:
-        _SINK[0](name, what, statement, detail)
+    if _SINK[0] is not None and _SINK[0](name, what, statement, detail):
         return
     print(f"[invariants] {statement}: FAILS ({detail})", file=sys.stderr, flush=True)
 

@@ -11,7 +11,7 @@
 #
 # ## Overview
 #
-# **Before you start.** The [prologue](00_gradient_flow.md) (a law from a rescaling
+# **Before you start.** The {doc}`prologue <00_gradient_flow>` (a law from a rescaling
 # symmetry, the one-step identity of gradient descent and its $\tau^2 k$ drift); rank,
 # singular values, Jacobians; the blocks of a transformer. Symbols: [notation](notation.md).
 #

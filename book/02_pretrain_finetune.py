@@ -94,7 +94,7 @@ runtime.show(figures.headline(curves, sim, cfg), "pf_headline")
 # the first layer (log axis in $1+\lambda_{PT}$); ★ = the theory's best ({ref}`pf-sec-task`).
 #
 # **What you should know first.** Gradient flow, gradient descent and the conservation law
-# $u^2 - v^2$ of a two-layer scalar network, from the [prologue](00_gradient_flow.md);
+# $u^2 - v^2$ of a two-layer scalar network, from the {doc}`prologue <00_gradient_flow>`;
 # least squares and the minimum-norm interpolant; the symbols on the
 # [notation page](notation.md). No replica theory is assumed: §4 derives what it needs.
 #

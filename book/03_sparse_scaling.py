@@ -33,7 +33,7 @@
 #
 # **What you should know first.** Least squares, ridge, the minimum-norm interpolant and
 # log-log power laws; for section 9, that GD on a quadratic diverges once the step passes
-# $2/\lambda_{\max}$ ([prologue](00_gradient_flow.md)). Symbols: [notation](notation.md).
+# $2/\lambda_{\max}$ ({doc}`prologue <00_gradient_flow>`). Symbols: [notation](notation.md).
 #
 # **What you will be able to do.** Compute the exact population loss of a random-feature
 # readout on sparse data without a test set (section 2); derive $\alpha_D$ from the number of

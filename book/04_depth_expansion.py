@@ -89,7 +89,7 @@ runtime.show(figures.certified(expansion_table, cfg), "de_certified")
 #
 # **What you should know.** Population, training and test risk, Hoeffding's inequality
 # {cite}`hoeffding1963probability` and uniform convergence (a Rademacher bound); residual
-# networks with RMSNorm. The [prologue](00_gradient_flow.md) shows how this book sets a
+# networks with RMSNorm. The {doc}`prologue <00_gradient_flow>` shows how this book sets a
 # simulation beside a prediction; symbols are on the [notation page](notation.md); how the
 # verdicts below are reached: [How this book checks itself](checking.md).
 #

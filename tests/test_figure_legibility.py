@@ -94,3 +94,27 @@ def test_chapter4_certified_figure_is_legible(styled):
     fig = figures.certified(ex, cfg)
     px, text = plotting.smallest_text_px(fig)
     assert px >= plotting.MIN_TEXT_PX, f"{text!r} is {px:.1f} px"
+
+
+def test_chapter4_figures_of_a_sweep_cut_by_the_budget_say_so(styled):
+    """Under a budget the expansion sweep may not run (an empty table whose ``attrs``
+    say why): every figure drawn from it shows that line instead of failing (the CPU paper
+    step at a 30 s budget lost chapter 4's ledger to ``bounds_vs_realised``)."""
+    import inspect
+    import types
+
+    import pandas as pd
+
+    from dltheory.depth_expansion import figures
+
+    ex = pd.DataFrame()
+    ex.attrs["skipped"] = "not run under this budget"
+    cfg = types.SimpleNamespace(scale="paper", route_delta=0.05, n_test=800, B=3.0, seed=0)
+    names = [n for n, f in vars(figures).items() if inspect.isfunction(f)
+             and f.__module__ == figures.__name__ and not n.startswith("_")
+             and list(inspect.signature(f).parameters)[:1] == ["ex"]]
+    assert "bounds_vs_realised" in names and "certified" in names
+    for name in names:
+        extra = ({"routes": pd.DataFrame()},) if name == "bounds_vs_realised" else ()
+        fig = getattr(figures, name)(ex, *extra, cfg)
+        assert "not run under this budget" in fig.axes[0].texts[0].get_text(), name

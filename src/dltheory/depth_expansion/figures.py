@@ -41,7 +41,6 @@ def _first(ex: pd.DataFrame, cfg) -> pd.Series:
 
 
 @_unless_skipped
-@_unless_skipped
 def certified(ex: pd.DataFrame, cfg):
     """The headline figure: what is certified. Per old model (seed, x axis): the measured
     change L_test(f_new) - L_test(f_old) (column ``lhs``) as a marker with its paired 2 s.e.
@@ -76,6 +75,7 @@ def certified(ex: pd.DataFrame, cfg):
     return fig
 
 
+@_unless_skipped
 def bounds_vs_realised(ex: pd.DataFrame, sims: dict, cfg):
     """Per old model (seed): the realised change in test risk L_test(f_new) - L_test(f_old)
     (``lhs``, marker, paired 2 s.e. ``lhs_se``) against the two routes' right-hand sides

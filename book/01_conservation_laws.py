@@ -1,3 +1,15 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
 # %% [markdown]
 # # Conservation laws of SwiGLU, attention, RoPE and mixtures of experts
 #
@@ -283,19 +295,18 @@ runtime.display(cos_table.assign(what=cos_table.control.where(cos_table.control 
 #
 # ## 4. Counting the laws
 #
-# `count_laws` reads {eq}`cl-eq-count` off Jacobian rows and brackets (section 1.1). A rank
-# read off too few inputs is too small, and the count too large, with nothing in the spectrum
-# to show it, so the counter accepts only a count the samples determine.
+# `count_laws` reads {eq}`cl-eq-count` off Jacobian rows and brackets (section 1.1). Too few
+# inputs give too small a rank and too many laws, with nothing in the spectrum to show it: the
+# counter accepts only a count the samples determine.
 #
 # ````{admonition} How it is computed: when a count is accepted
 # :class: dropdown
 # Accepted: at least $2D$ Jacobian rows, each half reaching the same rank, a gap of at least
 # $10^{6}$ at the rank, and a gradient for every parameter not declared structural
 # (renormalised top-1 routing's router never gets one); otherwise more inputs and, past a cap,
-# an INCONCLUSIVE claim (`UnderdeterminedCount`), never an unchecked count. A Switch top-1
-# mixture with six experts read off three Gaussian inputs per parameter can report twice its
-# laws with a clean gap, and no rank test sees a region no input reaches, so the ReLU and
-# top-1 blocks get inputs in every activation pattern or routing cone (`experiments.counts`).
+# an INCONCLUSIVE claim (`UnderdeterminedCount`), never an unchecked count. No rank test sees
+# a region no input reaches (a Switch top-1 mixture read off Gaussian inputs can report twice
+# its laws), so ReLU and top-1 blocks get inputs in every activation pattern or routing cone.
 # An expert whose router row lies inside the convex hull of the others is reached by *no*
 # input: hence the domain $E \le d + 1$.
 # ````
@@ -308,11 +319,10 @@ runtime.display(figures.table(checks.count_table(counts, list(checks.COUNT_IDS))
 runtime.show(figures.spectra(counts, cfg), "cl_spectra")
 
 # %% [markdown]
-# `CL.count.*` compare each count with the theorem's (above smoke also attention with every
-# width doubled, `standard`, or quadrupled, `paper`). Dashed: $D - N_{\text{theory}}$; dotted:
-# the rank threshold. GELU's spectrum has no gap ($W_\theta$ is everything): only constants
-# are conserved. Under RoPE, $W$ alone (blue) stops short of the certificate and one level of
-# brackets (orange) fills the missing rotation directions: $\dim W_\theta^\perp$ overcounts.
+# `CL.count.*` compare each count with the theorem's (larger attention blocks above `smoke`).
+# Dashed: $D - N_{\text{theory}}$; dotted: the rank threshold. GELU's spectrum has no gap:
+# only constants are conserved. Under RoPE, $W$ alone (blue) stops short and one bracket level
+# (orange) fills the rotation directions: $\dim W_\theta^\perp$ alone overcounts.
 #
 # ### 4.1 GLU variants and routing pitfalls
 #
@@ -400,9 +410,8 @@ runtime.display(figures.table(checks.count_table(counts, list(checks.NORMS))))
 # ### 4.5 The lists are complete
 #
 # By {ref}`Theorem 3 <cl-thm-complete>`, conserved laws whose gradients have rank equal to the
-# count miss no law. For each paper block we stack the gradients of every listed law (matrix
-# laws entry by entry) at the count's parameters and compare their rank with the count
-# (`CL.complete.*`): a list short of a family, say attention's $V/O$ laws, fails.
+# count miss no law: `CL.complete.*` stacks the gradients of every listed law of each paper
+# block and compares their rank with the count; a list short of a family (say $V/O$) fails.
 
 # %%
 checks.completeness(ledger, cfg, counts)
@@ -474,17 +483,14 @@ if not checks.cut(win):                # a first round cut part-way: no figure o
 #   still $O(\tau^2)$ per step, with a much larger constant.
 # * **Adam**: the update $m/(\sqrt v + \epsilon)$ is not in $W_\theta$, so
 #   $h(\theta - \tau u) - h(\theta) = -2\tau\theta^\top S u + O(\tau^2)$: first order,
-#   $\alpha = 1$ (`CL.adam.tau_exponent`, evidence, on a window sixteen times shorter,
-#   $\tau k\lambda_{\max} \le 0.02$, where the $O(\tau)$ corrections stay below 1%; the
-#   median over each block's laws, as Adam's sign-like steps can bend one law's exponent).
-#   Even the router sum moves, except with two experts, whose opposite router gradients give
+#   $\alpha = 1$ (`CL.adam.tau_exponent`, evidence, on a short window where the $O(\tau)$
+#   corrections stay below 1%, as the median over each block's laws). Even the router sum moves, except with two experts, whose opposite router gradients give
 #   opposite element-wise updates: the sum is then kept exactly (an identity).
 # * **Router sum**: the router rows' gradients sum to zero, so GD, SGD and heavy ball keep
 #   $\sum_e W_e$ to rounding error (`CL.router_sum`, an identity restating section 3).
 # * **Weight decay**: exactly $h_{k+1} = (1-\tau\lambda)^2 h_k + \tau^2 q(g_k)$ (an identity),
 #   so the laws decay like $(1-\tau\lambda)^{2k}$ (`CL.wd.decay`, a derivation: the
-#   recurrence against its form without the $\tau^2 q$ terms); at $\tau\lambda = 0.05$, $k = 20$
-#   the factor is $0.129$, $5\%$ below $e^{-2\tau\lambda k}$, a difference the check sees.
+#   recurrence against its form without the $\tau^2 q$ terms), not $e^{-2\tau\lambda k}$.
 #
 # **Matched progress.** At equal $\tau$ and $k$ the optimisers have learned different
 # amounts. In the flow limit $h_k - h_0 \approx \tau F(\tau k)$, $F(t) = \int_0^t q(g(s))\,ds$,
@@ -495,10 +501,9 @@ if not checks.cut(win):                # a first round cut part-way: no figure o
 #
 # ```{admonition} How it is computed: the step sizes at matched progress
 # :class: dropdown
-# Slopes are averaged over two blocks and eight seeds. The GD steps, $\tau\lambda \in [0.05,
-# 0.4]$, are placed by the sharpness *along the flow path* (`experiments.matched_progress`); a
-# (block, seed) needing over 4,000 steps is left out, decided by a probe run before any drift
-# is measured. With under three quarters of the pairs left, both claims are INCONCLUSIVE.
+# Slopes average two blocks and eight seeds. GD steps, $\tau\lambda \in [0.05, 0.4]$, are
+# placed by the sharpness *along the flow path*; a (block, seed) that a probe run finds needing
+# over 4,000 steps is left out; with under three quarters of the pairs left, INCONCLUSIVE.
 # ```
 
 # %%
@@ -585,11 +590,10 @@ if lm is not None and vit is not None:
 #
 # ## 9. Limitations
 #
-# The laws hold for *every* data set (a specific one can conserve more, say inputs confined to
-# a subspace), at generic parameters (an unreachable expert, dead ReLU units or a rank-deficient
-# head map add laws; the counter refuses such points), exactly only for the flow. The paper's
-# sigmoid router definition was not available; model sizes, step sizes and data are our
-# stand-ins, with none for Penn Treebank or ImageNet beyond the text and digits above.
+# The laws hold for *every* data set (one data set can conserve more), at generic parameters
+# (unreachable experts, dead ReLU units or rank-deficient heads add laws; the counter refuses
+# such points), exactly only for the flow. The paper's sigmoid router, sizes, step sizes and
+# data (no Penn Treebank or ImageNet) are our stand-ins.
 #
 # ## Summary
 #
@@ -625,8 +629,7 @@ ledger.findings(FINDINGS)
 # %% [markdown]
 # ## Explore
 #
-# Law counts against the block dimensions. In Jupyter or Colab the sliders redraw the
-# predicted counts (theory only, instant); the static book shows the defaults.
+# Law counts against the block sizes: in Jupyter or Colab the sliders redraw the predictions.
 
 # %% tags=["hide-input"]
 plotting.explore(figures.explore_counts, name="cl_explore", D_MODEL=(2, 8, 1, D_MODEL),

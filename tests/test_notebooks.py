@@ -214,3 +214,12 @@ def test_book_config_links_source_and_lists_the_prologue_first():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     first = toc["parts"][0]["chapters"][0]["file"]
     assert first == "book/00_gradient_flow", first
+
+
+def test_every_book_source_carries_its_jupytext_header():
+    """scripts/pair.py pairs only sources that start with the jupytext header: a chapter that
+    lost it (chapter 1 did, in a trim) kept a stale notebook and its executed outputs in CI."""
+    root = Path(__file__).resolve().parents[1]
+    missing = [p.name for p in sorted((root / "book").glob("*.py"))
+               if not p.read_text().startswith("# ---\n# jupyter:")]
+    assert not missing, missing
